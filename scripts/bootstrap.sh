@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs every system package Kiln's build, tests, examples and benchmarks use.
+# Idempotent: packages already present are left alone. Fails loudly on a missing package.
+# The CUDA toolkit is optional and never installed here; it is detected at /usr/local/cuda.
+set -euo pipefail
+
+PACKAGES=(
+  # Build
+  bazel-bootstrap bazel-platforms g++ python3
+  # LLVM/MLIR 22: shared libLLVM/libMLIR, headers, mlir-tblgen, FileCheck/not/count, lit
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  # Kernels and backends
+  libdnnl-dev libhalide14-0-dev zlib1g-dev
+  # Tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # Data for examples
+  dataset-fashion-mnist
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  if ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; then
+    echo "bootstrap: FAILED to install one of: ${missing[*]}" >&2
+    exit 1
+  fi
+  for p in "${missing[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      { echo "bootstrap: package $p is still missing after install" >&2; exit 1; }
+    echo "bootstrap: installed $p $(dpkg-query -W -f='${Version}' "$p")"
+  done
+else
+  echo "bootstrap: all ${#PACKAGES[@]} packages already installed"
+fi
+
+for tool in /usr/lib/llvm-22/bin/mlir-tblgen /usr/lib/llvm-22/bin/FileCheck \
+            /usr/lib/llvm-22/lib/libMLIR.so /usr/bin/bazel; do
+  [[ -e $tool ]] || { echo "bootstrap: expected $tool after install, not found" >&2; exit 1; }
+done
+
+if [[ -x /usr/local/cuda/bin/ptxas ]]; then
+  echo "bootstrap: CUDA toolkit found at /usr/local/cuda ($(/usr/local/cuda/bin/ptxas --version | tail -1))"
+else
+  echo "bootstrap: no CUDA toolkit at /usr/local/cuda; GPU targets will report 'not available'"
+fi
