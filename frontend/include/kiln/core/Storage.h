@@ -1,0 +1,53 @@
+// Storage: a reference-counted, 64-byte aligned byte buffer that tensors view.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <source_location>
+#include <string_view>
+
+#include "kiln/core/Device.h"
+
+namespace kiln {
+
+// Tensors share one Storage through std::shared_ptr; views differ only in shape, strides
+// and offset. Buffers are 64-byte aligned (a cache line, an AVX-512 vector) so kernels
+// may use aligned loads at offset 0.
+class Storage {
+ public:
+  static constexpr size_t kAlignment = 64;
+
+  using Deleter = std::function<void(void*)>;
+
+  // Uninitialized bytes. Zero bytes is fine: data() is then a non-null aligned pointer that
+  // must not be dereferenced (so memcpy(dst, src, 0) stays defined). kiln::Error naming
+  // `op`, the byte count and `loc` when memory runs out; only the CPU allocates for now.
+  static std::shared_ptr<Storage> allocate(
+      size_t nbytes, Device device = kCPU, std::string_view op = "empty",
+      const std::source_location& loc = std::source_location::current());
+
+  // Wraps memory Kiln does not own (from_blob). `deleter`, if any, runs when the last
+  // tensor viewing it goes away; without one the caller keeps the memory alive.
+  static std::shared_ptr<Storage> fromBlob(void* data, size_t nbytes, Deleter deleter = {},
+                                           Device device = kCPU);
+
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage();
+
+  void* data() { return data_; }
+  const void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  Storage(void* data, size_t nbytes, Deleter deleter, Device device);
+
+  void* data_;
+  size_t nbytes_;
+  Deleter deleter_;
+  Device device_;
+};
+
+}  // namespace kiln

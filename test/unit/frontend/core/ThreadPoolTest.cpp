@@ -1,0 +1,168 @@
+#include "kiln/core/ThreadPool.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+
+#include "kiln/core/Error.h"
+
+namespace kiln {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Counts visits per index; every index must be seen exactly once.
+void expectEachIndexOnce(ThreadPool& pool, int64_t begin, int64_t end, int64_t grain) {
+  std::vector<std::atomic<int>> visits(end - begin);
+  pool.parallelFor(begin, end, grain, [&](int64_t b, int64_t e) {
+    ASSERT_LE(begin, b);
+    ASSERT_LT(b, e);
+    ASSERT_LE(e, end);
+    for (int64_t i = b; i < e; ++i) visits[i - begin]++;
+  });
+  for (size_t i = 0; i < visits.size(); ++i)
+    ASSERT_EQ(visits[i].load(), 1) << "index " << begin + int64_t(i) << " grain " << grain;
+}
+
+TEST(ThreadPoolTest, EveryIndexExactlyOnce) {
+  ThreadPool pool(4);
+  EXPECT_EQ(pool.numThreads(), 4);
+  for (int64_t n : {1, 2, 3, 4, 5, 9, 10, 17, 100, 1001})
+    for (int64_t grain : {-1, 0, 1, 2, 3, 7, 64, 5000}) expectEachIndexOnce(pool, 5, 5 + n, grain);
+  expectEachIndexOnce(pool, -50, 50, 1);
+}
+
+TEST(ThreadPoolTest, EmptyRangeCallsNothing) {
+  ThreadPool pool(2);
+  int calls = 0;
+  pool.parallelFor(3, 3, 1, [&](int64_t, int64_t) { ++calls; });
+  pool.parallelFor(5, 3, 1, [&](int64_t, int64_t) { ++calls; });
+  parallelFor(0, 0, 1, [&](int64_t, int64_t) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(ThreadPoolTest, SmallRangesRunInlineInOneCall) {
+  ThreadPool pool(4);
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  std::thread::id who;
+  pool.parallelFor(0, 10, 10, [&](int64_t b, int64_t e) {
+    calls.push_back({b, e});
+    who = std::this_thread::get_id();
+  });
+  EXPECT_EQ(calls, (std::vector<std::pair<int64_t, int64_t>>{{0, 10}}));
+  EXPECT_EQ(who, std::this_thread::get_id());
+}
+
+TEST(ThreadPoolTest, SingleThreadPoolRunsInline) {
+  ThreadPool pool(1);
+  EXPECT_EQ(pool.numThreads(), 1);
+  int calls = 0;
+  pool.parallelFor(0, 1000, 1, [&](int64_t b, int64_t e) {
+    ++calls;
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 1000);
+  });
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(ThreadPoolTest, WorkersShareTheWork) {
+  ThreadPool pool(4);
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  pool.parallelFor(0, 4, 1, [&](int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::lock_guard lock(mutex);
+    threads.insert(std::this_thread::get_id());
+  });
+  EXPECT_GT(threads.size(), 1u);
+}
+
+TEST(ThreadPoolTest, NestedCallsRunInlineWithoutDeadlock) {
+  ThreadPool pool(3);
+  EXPECT_FALSE(inParallelRegion());
+  std::vector<std::atomic<int>> visits(40 * 50);
+  pool.parallelFor(0, 40, 1, [&](int64_t b, int64_t e) {
+    EXPECT_TRUE(inParallelRegion());
+    for (int64_t i = b; i < e; ++i)
+      pool.parallelFor(0, 50, 1, [&](int64_t ib, int64_t ie) {
+        for (int64_t j = ib; j < ie; ++j) visits[i * 50 + j]++;
+      });
+  });
+  EXPECT_FALSE(inParallelRegion());
+  for (auto& v : visits) ASSERT_EQ(v.load(), 1);
+}
+
+TEST(ThreadPoolTest, ConcurrentCallersShareOnePool) {
+  ThreadPool pool(3);
+  std::vector<std::thread> callers;
+  std::atomic<int64_t> total{0};
+  for (int c = 0; c < 4; ++c)
+    callers.emplace_back([&] {
+      for (int round = 0; round < 50; ++round)
+        pool.parallelFor(0, 1000, 10, [&](int64_t b, int64_t e) { total += e - b; });
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(total.load(), 4 * 50 * 1000);
+}
+
+TEST(ThreadPoolTest, ExceptionsReachTheCallerAndThePoolRecovers) {
+  ThreadPool pool(4);
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    try {
+      pool.parallelFor(0, 100, 1, [&](int64_t b, int64_t e) {
+        if (b <= 57 && 57 < e)
+          throw ShapeError::make(std::source_location::current(), "add", "index 57");
+      });
+      FAIL() << "no exception";
+    } catch (const ShapeError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("kiln::add: index 57"));
+    }
+  }
+  auto everyChunkThrows = [](int64_t, int64_t) { throw std::logic_error("every chunk"); };
+  EXPECT_THROW(pool.parallelFor(0, 100, 1, everyChunkThrows), std::logic_error);
+  expectEachIndexOnce(pool, 0, 100, 1);
+}
+
+TEST(ThreadPoolTest, InlineExceptionsPropagateToo) {
+  EXPECT_THROW(parallelFor(0, 4, 100, [](int64_t, int64_t) { throw std::runtime_error("x"); }),
+               std::runtime_error);
+}
+
+TEST(ThreadPoolTest, GlobalPool) {
+  EXPECT_GE(get_num_threads(), 1);
+  EXPECT_EQ(get_num_threads(), ThreadPool::global().numThreads());
+  std::vector<std::atomic<int>> visits(10000);
+  parallelFor(0, 10000, 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) visits[i]++;
+  });
+  for (auto& v : visits) ASSERT_EQ(v.load(), 1);
+}
+
+TEST(ThreadPoolTest, ThreadCountFromEnvironment) {
+  EXPECT_EQ(detail::threadCountFromEnv(nullptr, 8), 8);
+  EXPECT_EQ(detail::threadCountFromEnv("", 8), 8);
+  EXPECT_EQ(detail::threadCountFromEnv(nullptr, 0), 1);  // hardware_concurrency unknown
+  EXPECT_EQ(detail::threadCountFromEnv("3", 8), 3);
+  EXPECT_EQ(detail::threadCountFromEnv("1024", 8), 1024);
+}
+
+TEST(ThreadPoolTest, BadThreadCountsAreRejectedWithTheValue) {
+  for (const char* bad : {"0", "-2", "abc", "4x", " 4", "1025", "99999999999"}) {
+    try {
+      detail::threadCountFromEnv(bad, 8);
+      FAIL() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.op(), "num_threads");
+      EXPECT_EQ(e.message(), "KILN_NUM_THREADS must be an integer from 1 to 1024, got '" +
+                                 std::string(bad) + "'");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln
