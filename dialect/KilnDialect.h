@@ -1,0 +1,16 @@
+// The kiln dialect and its enum attributes (direction, kinds, distribution).
+
+#ifndef KILN_DIALECT_KILNDIALECT_H
+#define KILN_DIALECT_KILNDIALECT_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/Dialect.h"
+
+#include "dialect/KilnDialect.h.inc"
+
+#include "dialect/KilnEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialect/KilnAttrs.h.inc"
+
+#endif // KILN_DIALECT_KILNDIALECT_H
