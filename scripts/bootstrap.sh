@@ -2,6 +2,11 @@
 # Installs every system package Kiln's build, tests, examples and benchmarks use.
 # Idempotent: packages already present are left alone. Fails loudly on a missing package.
 # The CUDA toolkit is optional and never installed here; it is detected at /usr/local/cuda.
+#
+#   bash scripts/bootstrap.sh               what the build and tests need (CI)
+#   bash scripts/bootstrap.sh --with-peers  also LibTorch 1.13 (C++ and python3-torch), the
+#                                           peer benchmarks compare against and the source of
+#                                           the checked-in golden values
 set -euo pipefail
 
 PACKAGES=(
@@ -16,6 +21,9 @@ PACKAGES=(
   # Data for examples
   dataset-fashion-mnist
 )
+if [[ ${1:-} == --with-peers ]]; then
+  PACKAGES+=(python3-torch libtorch-dev)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

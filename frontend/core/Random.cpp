@@ -3,6 +3,8 @@
 #include <cmath>
 #include <mutex>
 
+#include "kiln/core/Storage.h"
+
 namespace kiln {
 
 namespace {
@@ -24,7 +26,19 @@ PhiloxCounter philoxRound(const PhiloxCounter& x, const PhiloxKey& key) {
 }
 
 std::mutex gDefaultMutex;
-Generator gDefault;
+
+// The default generator's state lives in a Storage of two int64 [seed, offset] so the
+// frontend can view it as the RNG key tensor a trace threads through its state.
+const std::shared_ptr<Storage>& stateStorage() {
+  static const std::shared_ptr<Storage> storage = [] {
+    auto s = Storage::allocate(sizeof(Generator));
+    *static_cast<Generator*>(s->data()) = Generator{};
+    return s;
+  }();
+  return storage;
+}
+
+Generator* defaultState() { return static_cast<Generator*>(stateStorage()->data()); }
 
 // Decodes one block into the values it holds, per the mapping in Random.h.
 template <class T>
@@ -103,19 +117,21 @@ Generator Generator::reserve(uint64_t blocks) {
 
 void manual_seed(uint64_t seed) { setDefaultGenerator({seed, 0}); }
 
+std::shared_ptr<Storage> defaultGeneratorStorage() { return stateStorage(); }
+
 Generator defaultGenerator() {
   std::lock_guard lock(gDefaultMutex);
-  return gDefault;
+  return *defaultState();
 }
 
 void setDefaultGenerator(const Generator& state) {
   std::lock_guard lock(gDefaultMutex);
-  gDefault = state;
+  *defaultState() = state;
 }
 
 Generator reserveDefault(uint64_t blocks) {
   std::lock_guard lock(gDefaultMutex);
-  return gDefault.reserve(blocks);
+  return defaultState()->reserve(blocks);
 }
 
 void fillRandomBits(const Generator& at, std::span<uint32_t> out, uint64_t first) {

@@ -11,6 +11,10 @@
 
 namespace kiln {
 
+// Where the user's code called into Kiln; every public entry point takes one defaulted to
+// std::source_location::current().
+using SourceLoc = std::source_location;
+
 namespace detail {
 
 // Shapes and strides are plain vectors; they print as "[2, 3]" (see Shape.h).

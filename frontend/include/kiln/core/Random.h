@@ -3,9 +3,12 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 namespace kiln {
+
+class Storage;
 
 // ---- The stream, exactly ---------------------------------------------------------------
 //
@@ -75,6 +78,11 @@ constexpr uint64_t philoxBlocks(uint64_t n) {
 void manual_seed(uint64_t seed);  // seed, offset 0
 Generator defaultGenerator();     // a copy of the current state
 void setDefaultGenerator(const Generator& state);
+// The default generator's state as two int64 [seed, offset]: the frontend views it as the
+// RNG key tensor (kiln.rng's key), so a trace threads the key through its state.
+// Writes to it outside these functions race with them.
+std::shared_ptr<Storage> defaultGeneratorStorage();
+static_assert(sizeof(Generator) == 2 * sizeof(int64_t));
 // What factories call: reserves blocks from the default generator.
 Generator reserveDefault(uint64_t blocks);
 

@@ -41,6 +41,11 @@ class Storage {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // Bumped by every in-place write through any view of this storage, so autograd can tell
+  // that a tensor it saved was overwritten (PyTorch shares one counter among views).
+  uint64_t version() const { return version_; }
+  void bumpVersion() { ++version_; }
+
  private:
   Storage(void* data, size_t nbytes, Deleter deleter, Device device);
 
@@ -48,6 +53,7 @@ class Storage {
   size_t nbytes_;
   Deleter deleter_;
   Device device_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace kiln

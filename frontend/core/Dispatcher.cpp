@@ -1,0 +1,133 @@
+// The dispatcher: shape rules, eager kernels or placeholders, autograd recording and the
+// tracer's hook, for every op (see kiln/core/Dispatcher.h).
+#include "kiln/core/Dispatcher.h"
+
+#include "frontend/core/kernels/Copy.h"
+#include "kiln/core/Autograd.h"
+
+namespace kiln {
+
+namespace {
+
+thread_local DispatchHook* tHook = nullptr;
+
+std::vector<TensorMeta> checkedMetas(const OpDef& op, const std::vector<Tensor>& inputs,
+                                     bool symbolic, const SourceLoc& loc) {
+  std::vector<TensorMeta> metas;
+  metas.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& x = inputs[i];
+    if (!x.defined()) throw Error::make(loc, op.name, "operand ", i, " is an undefined tensor");
+    if (x.is_placeholder() && !symbolic)
+      throw TraceError::make(loc, op.name, "operand ", i, " (shape ", x.sizes(),
+                             ") is a symbolic trace placeholder used outside its trace");
+    metas.push_back(TensorMeta{x.sizes(), x.dtype(), x.device()});
+  }
+  return metas;
+}
+
+std::vector<Tensor> compute(const OpDef& op, const std::vector<Tensor>& inputs,
+                            const std::vector<TensorMeta>& metas, const Attrs& attrs,
+                            bool symbolic, const SourceLoc& loc) {
+  std::vector<Tensor> outputs;
+  // Ops without tensor operands (factories) compute even in a symbolic trace: their
+  // values are known, and the tracer records them as constants.
+  if (symbolic && !inputs.empty()) {
+    for (const TensorMeta& m : metas) outputs.push_back(detail::emptyTensor(m.shape, m.dtype, m.device, true, loc));
+    return outputs;
+  }
+  OpArgs args{inputs, attrs, loc};
+  if (op.view) {
+    outputs.push_back(op.view(args, metas[0]));
+    return outputs;
+  }
+  for (const TensorMeta& m : metas) outputs.push_back(detail::emptyTensor(m.shape, m.dtype, m.device, false, loc));
+  op.kernel(args, outputs);
+  return outputs;
+}
+
+bool needsGrad(const OpDef& op, const std::vector<Tensor>& inputs) {
+  if (!op.grad || !isGradEnabled()) return false;
+  for (const Tensor& x : inputs)
+    if (x.requires_grad()) return true;
+  return false;
+}
+
+void recordGrad(const OpDef& op, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
+                const Attrs& attrs, const SourceLoc& loc) {
+  auto node = std::make_shared<autograd::Node>(op, inputs, outputs, attrs, loc);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    TensorImpl& out = *outputs[i].impl();
+    if (!isFloatingPoint(out.dtype)) continue;
+    out.requiresGrad = true;
+    out.gradFn = node;
+    out.outputNr = int(i);
+  }
+}
+
+// A copy of x's values that keeps x's autograd identity, so a node that saves it still
+// sees the value from before an in-place write.
+Tensor snapshot(const Tensor& x, const SourceLoc& loc) {
+  Tensor values = detail::emptyTensor(x.sizes(), x.dtype(), x.device(), false, loc);
+  kernels::copyValues(values, x);
+  auto impl = std::make_shared<TensorImpl>(*x.impl());
+  impl->storage = values.impl()->storage;
+  impl->strides = values.strides();
+  impl->offset = 0;
+  return Tensor(std::move(impl));
+}
+
+}  // namespace
+
+DispatchHookGuard::DispatchHookGuard(DispatchHook* hook) : previous_(tHook) { tHook = hook; }
+DispatchHookGuard::~DispatchHookGuard() { tHook = previous_; }
+DispatchHook* currentDispatchHook() { return tHook; }
+
+std::vector<Tensor> dispatch(const OpDef& op, std::vector<Tensor> inputs, const Attrs& attrs,
+                             const SourceLoc& loc) {
+  DispatchHook* hook = tHook;
+  const bool symbolic = hook && hook->symbolic();
+  std::vector<TensorMeta> metas = op.shape(op, checkedMetas(op, inputs, symbolic, loc), attrs, loc);
+  std::vector<Tensor> outputs = compute(op, inputs, metas, attrs, symbolic, loc);
+  if (needsGrad(op, inputs)) recordGrad(op, inputs, outputs, attrs, loc);
+  if (hook) hook->onOp(OpCall{op, inputs, attrs, outputs, loc, false});
+  return outputs;
+}
+
+Tensor dispatch1(const OpDef& op, std::vector<Tensor> inputs, const Attrs& attrs,
+                 const SourceLoc& loc) {
+  return std::move(dispatch(op, std::move(inputs), attrs, loc)[0]);
+}
+
+void dispatchInPlace(const OpDef& op, const Tensor& self, std::vector<Tensor> inputs,
+                     const Attrs& attrs, const SourceLoc& loc) {
+  DispatchHook* hook = tHook;
+  const bool symbolic = hook && hook->symbolic();
+  const bool grad = needsGrad(op, inputs);
+  if (isGradEnabled() && self.is_leaf() && self.requires_grad())
+    throw Error::make(loc, op.name, "a leaf tensor that requires grad (shape ", self.sizes(),
+                      ") cannot be modified in place; wrap the update in NoGradGuard");
+  std::vector<TensorMeta> metas = op.shape(op, checkedMetas(op, inputs, symbolic, loc), attrs, loc);
+  if (metas[0].shape != self.sizes() || metas[0].dtype != self.dtype())
+    throw ShapeError::make(loc, op.name, "the result (", metas[0].dtype, ", shape ", metas[0].shape,
+                           ") cannot be written in place into a ", self.dtype(), " tensor of shape ",
+                           self.sizes());
+  std::vector<Tensor> computeInputs = inputs;
+  if (grad && !symbolic)
+    for (Tensor& x : computeInputs)
+      if (x.impl()->storage == self.impl()->storage) x = snapshot(x, loc);
+  std::vector<Tensor> outputs = compute(op, computeInputs, metas, attrs, symbolic, loc);
+  if (grad) recordGrad(op, computeInputs, outputs, attrs, loc);
+  if (!symbolic) kernels::copyValues(self, outputs[0]);
+  TensorImpl& target = *self.impl();
+  ++target.version;
+  if (target.storage) target.storage->bumpVersion();
+  if (grad) {
+    target.requiresGrad = outputs[0].requires_grad();
+    target.gradFn = outputs[0].impl()->gradFn;
+    target.outputNr = outputs[0].impl()->outputNr;
+  }
+  if (hook) hook->onOp(OpCall{op, inputs, attrs, std::span(&self, 1), loc, true});
+}
+
+}  // namespace kiln

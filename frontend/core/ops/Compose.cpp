@@ -1,0 +1,33 @@
+// Building blocks for composed gradients (see Compose.h).
+#include "frontend/core/ops/Compose.h"
+
+namespace kiln::ops {
+
+Tensor interleaveZeros(const Tensor& x, int64_t dim, int64_t factor, const SourceLoc& loc) {
+  const int64_t count = x.sizes()[dim];
+  if (factor == 1 || count == 0) return x;
+  Tensor spread = x.unsqueeze(dim + 1, loc);
+  Shape gap = spread.sizes();
+  gap[dim + 1] = factor - 1;
+  spread = cat({spread, zeros(gap, x.dtype(), loc)}, dim + 1, loc);
+  Shape flat = x.sizes();
+  flat[dim] = count * factor;
+  return spread.reshape(flat, loc).narrow(dim, 0, (count - 1) * factor + 1, loc);
+}
+
+Tensor padDim(const Tensor& x, int64_t dim, int64_t before, int64_t after, double value,
+              const SourceLoc& loc) {
+  if (before == 0 && after == 0) return x;
+  Shape b = x.sizes(), a = x.sizes();
+  b[dim] = before;
+  a[dim] = after;
+  return cat({full(b, value, x.dtype(), loc), x, full(a, value, x.dtype(), loc)}, dim, loc);
+}
+
+Tensor flipDim(const Tensor& x, int64_t dim, const SourceLoc& loc) {
+  const int64_t n = x.sizes()[dim];
+  if (n <= 1) return x;
+  return take(x, arange(double(n - 1), -1.0, -1.0, kInt64, loc), dim, loc);
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,20 @@
+// Building blocks for gradients composed from primitive ops (slice, conv and pool
+// gradients), shared by the op families.
+#pragma once
+
+#include "kiln/core/Ops.h"
+
+namespace kiln::ops {
+
+// Inserts factor-1 zeros between consecutive elements along `dim` (XLA's interior
+// padding): length n becomes (n-1)*factor+1.
+Tensor interleaveZeros(const Tensor& x, int64_t dim, int64_t factor, const SourceLoc& loc);
+
+// Pads `dim` with `before` and `after` copies of `value` (concat with constants).
+Tensor padDim(const Tensor& x, int64_t dim, int64_t before, int64_t after, double value,
+              const SourceLoc& loc);
+
+// Reverses `dim` (a take with descending indices).
+Tensor flipDim(const Tensor& x, int64_t dim, const SourceLoc& loc);
+
+}  // namespace kiln::ops

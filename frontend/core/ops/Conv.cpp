@@ -1,0 +1,361 @@
+// Convolution and pooling ops of the op table (kiln.conv2d, kiln.pool2d): oneDNN for f32,
+// reference loops for other dtypes, gradients composed from primitive ops.
+#include <limits>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "frontend/core/kernels/Copy.h"
+#include "frontend/core/ops/Compose.h"
+#include "frontend/core/ops/OpTable.h"
+#include "kiln/core/Dispatcher.h"
+#include "kiln/core/ThreadPool.h"
+
+namespace kiln {
+namespace ops {
+namespace {
+
+using Grads = std::vector<Tensor>;
+
+// The window geometry shared by conv2d and pool2d, NCHW.
+struct Window {
+  int64_t kh, kw, sh, sw, dh, dw;
+  int64_t pt, pb, pl, pr;  // padding top, bottom, left, right
+  int64_t outH(int64_t h) const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t outW(int64_t w) const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
+};
+
+Window windowOf(const Attrs& attrs, int64_t kh, int64_t kw) {
+  const Shape& s = attrs.get<Shape>("stride");
+  const Shape& p = attrs.get<Shape>("padding");
+  Shape d = attrs.has("dilation") ? attrs.get<Shape>("dilation") : Shape{1, 1};
+  return Window{kh, kw, s[0], s[1], d[0], d[1], p[0], p[1], p[2], p[3]};
+}
+
+void checkWindow(const OpDef& op, const Attrs& attrs, const TensorMeta& x, int64_t kh, int64_t kw,
+                 const SourceLoc& loc) {
+  const Shape& s = attrs.get<Shape>("stride");
+  const Shape& p = attrs.get<Shape>("padding");
+  Shape d = attrs.has("dilation") ? attrs.get<Shape>("dilation") : Shape{1, 1};
+  bool ok = x.shape.size() == 4 && s.size() == 2 && p.size() == 4 && d.size() == 2;
+  for (size_t i = 0; ok && i < 2; ++i) ok = s[i] > 0 && d[i] > 0;
+  for (size_t i = 0; ok && i < 4; ++i) ok = p[i] >= 0;
+  if (!ok)
+    throw ShapeError::make(loc, op.name, "expects an NCHW input, positive stride ", s,
+                           " and dilation ", d, ", non-negative padding ", p, "; got input ", x.shape);
+  Window w = windowOf(attrs, kh, kw);
+  if (w.outH(x.shape[2]) <= 0 || w.outW(x.shape[3]) <= 0)
+    throw ShapeError::make(loc, op.name, "a ", kh, "x", kw, " window does not fit the input of shape ",
+                           x.shape, " with padding ", p);
+}
+
+// ---- conv2d ---------------------------------------------------------------------------
+
+std::vector<TensorMeta> convShape(const OpDef& op, std::span<const TensorMeta> in, const Attrs& attrs,
+                                  const SourceLoc& loc) {
+  const Shape &x = in[0].shape, &w = in[1].shape;
+  const int64_t groups = attrs.get<int64_t>("groups");
+  if (w.size() != 4 || x.size() != 4 || groups <= 0 || x[1] != w[1] * groups || w[0] % groups != 0)
+    throw ShapeError::make(loc, op.name, "input ", x, " and weight ", w, " do not fit groups = ", groups,
+                           " (NCHW input, OIHW weight, C = I * groups, O divisible by groups)");
+  if (in[0].dtype != in[1].dtype || !isFloatingPoint(in[0].dtype))
+    throw TypeError::make(loc, op.name, "input and weight must share a floating dtype, got ",
+                          in[0].dtype, " and ", in[1].dtype);
+  checkWindow(op, attrs, in[0], w[2], w[3], loc);
+  Window win = windowOf(attrs, w[2], w[3]);
+  return {TensorMeta{{x[0], w[0], win.outH(x[2]), win.outW(x[3])}, in[0].dtype, in[0].device}};
+}
+
+dnnl::engine& cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+void onednnConv(const Tensor& x, const Tensor& w, const Window& win, int64_t groups, Tensor& out) {
+  using namespace dnnl;
+  using tag = memory::format_tag;
+  const Shape& ws = w.sizes();
+  memory::desc xMd(x.sizes(), memory::data_type::f32, tag::nchw);
+  memory::desc wMd = groups == 1
+                         ? memory::desc(ws, memory::data_type::f32, tag::oihw)
+                         : memory::desc({groups, ws[0] / groups, ws[1], ws[2], ws[3]},
+                                        memory::data_type::f32, tag::goihw);
+  memory::desc yMd(out.sizes(), memory::data_type::f32, tag::nchw);
+  convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct, xMd, wMd,
+                                 yMd, {win.sh, win.sw}, {win.dh - 1, win.dw - 1}, {win.pt, win.pl},
+                                 {win.pb, win.pr});
+  convolution_forward::primitive_desc pd(desc, cpuEngine());
+  memory xm(xMd, cpuEngine(), x.rawData()), wm(wMd, cpuEngine(), w.rawData()),
+      ym(yMd, cpuEngine(), out.rawData());
+  stream s(cpuEngine());
+  convolution_forward(pd).execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}});
+  s.wait();
+}
+
+// Direct convolution for dtypes oneDNN lacks; accumulates in OpMath.
+void referenceConv(const Tensor& x, const Tensor& w, const Window& win, int64_t groups, Tensor& out) {
+  const Shape &xs = x.sizes(), &ws = w.sizes(), &ys = out.sizes();
+  const int64_t cg = ws[1], og = ws[0] / groups;
+  dispatchDType(out.dtype(), [&]<class T>() {
+    using M = OpMathType<T>;
+    const T *px = static_cast<const T*>(x.rawData()), *pw = static_cast<const T*>(w.rawData());
+    T* py = static_cast<T*>(out.rawData());
+    parallelFor(0, ys[0] * ys[1], 1, [&](int64_t begin, int64_t end) {
+      for (int64_t no = begin; no < end; ++no) {
+        const int64_t n = no / ys[1], o = no % ys[1], g = o / og;
+        for (int64_t i = 0; i < ys[2]; ++i)
+          for (int64_t j = 0; j < ys[3]; ++j) {
+            M acc = M(0);
+            for (int64_t c = 0; c < cg; ++c)
+              for (int64_t a = 0; a < ws[2]; ++a)
+                for (int64_t b = 0; b < ws[3]; ++b) {
+                  const int64_t h = i * win.sh + a * win.dh - win.pt, v = j * win.sw + b * win.dw - win.pl;
+                  if (h < 0 || h >= xs[2] || v < 0 || v >= xs[3]) continue;
+                  acc += M(px[((n * xs[1] + g * cg + c) * xs[2] + h) * xs[3] + v]) *
+                         M(pw[((o * cg + c) * ws[2] + a) * ws[3] + b]);
+                }
+            py[((n * ys[1] + o) * ys[2] + i) * ys[3] + j] = T(acc);
+          }
+      }
+    });
+  });
+}
+
+void convKernel(const OpArgs& args, std::span<Tensor> out) {
+  Tensor x = kernels::contiguousValues(args.inputs[0], args.loc);
+  Tensor w = kernels::contiguousValues(args.inputs[1], args.loc);
+  const Window win = windowOf(args.attrs, w.sizes()[2], w.sizes()[3]);
+  const int64_t groups = args.attrs.get<int64_t>("groups");
+  if (out[0].numel() == 0) return;
+  if (x.dtype() == kFloat32) onednnConv(x, w, win, groups, out[0]);
+  else referenceConv(x, w, win, groups, out[0]);
+}
+
+Tensor conv(const Tensor& x, const Tensor& w, Shape stride, Shape padding, Shape dilation,
+            int64_t groups, const SourceLoc& loc) {
+  return dispatch1(kConv2d, {x, w},
+                   {{"stride", std::move(stride)}, {"padding", std::move(padding)},
+                    {"dilation", std::move(dilation)}, {"groups", groups}},
+                   loc);
+}
+
+// Pads (or crops, for negative amounts) H and W by the given amounts.
+Tensor padOrCrop(Tensor t, int64_t top, int64_t bottom, int64_t left, int64_t right, const SourceLoc& loc) {
+  auto fit = [&](int64_t dim, int64_t before, int64_t after) {
+    t = padDim(t, dim, std::max<int64_t>(before, 0), std::max<int64_t>(after, 0), 0.0, loc);
+    const int64_t n = t.sizes()[dim];
+    t = t.slice(dim, std::max<int64_t>(-before, 0), n - std::max<int64_t>(-after, 0), 1, loc);
+  };
+  fit(2, top, bottom);
+  fit(3, left, right);
+  return t;
+}
+
+// dL/dx: the gradient, interleaved with stride-1 zeros, convolved with the weights
+// flipped in space and transposed per group (C_out <-> C_in), fully padded.
+Tensor convInputGrad(const Tensor& g, const Tensor& w, const Window& win, int64_t groups,
+                     const Shape& xs, const SourceLoc& loc) {
+  const Shape& ws = w.sizes();
+  const int64_t og = ws[0] / groups, cg = ws[1];
+  Tensor spread = interleaveZeros(interleaveZeros(g, 2, win.sh, loc), 3, win.sw, loc);
+  Tensor wt = w.reshape({groups, og, cg, ws[2], ws[3]}, loc)
+                  .permute({0, 2, 1, 3, 4}, loc)
+                  .reshape({groups * cg, og, ws[2], ws[3]}, loc);
+  wt = flipDim(flipDim(wt, 2, loc), 3, loc);
+  const int64_t eh = win.dh * (ws[2] - 1), ew = win.dw * (ws[3] - 1);
+  // Rows/columns of x no window reached get zero gradient: pad the far side by them.
+  const int64_t restH = xs[2] + win.pt + win.pb - eh - 1 - (g.sizes()[2] - 1) * win.sh;
+  const int64_t restW = xs[3] + win.pl + win.pr - ew - 1 - (g.sizes()[3] - 1) * win.sw;
+  Tensor padded = padOrCrop(spread, eh - win.pt, eh - win.pb + restH, ew - win.pl, ew - win.pr + restW, loc);
+  return conv(padded, wt, {1, 1}, {0, 0, 0, 0}, {win.dh, win.dw}, groups, loc);
+}
+
+// dL/dw: for groups == 1, x with N and C swapped convolved with g (N and O swapped)
+// as filters, stride and dilation exchanged; grouped convs expand g per input channel.
+Tensor convWeightGrad(const Tensor& g, const Tensor& x, const Window& win, int64_t groups,
+                      const Shape& ws, const SourceLoc& loc) {
+  const Shape& xs = x.sizes();
+  const Shape& gs = g.sizes();
+  const int64_t og = ws[0] / groups, cg = ws[1], n = xs[0];
+  Shape pad{win.pt, win.pb, win.pl, win.pr};
+  Tensor dw;
+  if (groups == 1) {
+    Tensor r = conv(x.transpose(0, 1, loc), g.transpose(0, 1, loc), {win.dh, win.dw}, pad,
+                    {win.sh, win.sw}, 1, loc);  // [C, O, kh', kw']
+    dw = r.transpose(0, 1, loc);
+  } else {
+    Tensor input = x.transpose(0, 1, loc).reshape({1, xs[1] * n, xs[2], xs[3]}, loc);
+    Tensor filters = g.reshape({n, groups, og, gs[2], gs[3]}, loc)
+                         .permute({1, 2, 0, 3, 4}, loc)
+                         .unsqueeze(1, loc)
+                         .expand({groups, cg, og, n, gs[2], gs[3]}, loc)
+                         .reshape({groups * cg * og, n, gs[2], gs[3]}, loc);
+    Tensor r = conv(input, filters, {win.dh, win.dw}, pad, {win.sh, win.sw}, groups * cg, loc);
+    dw = r.reshape({groups, cg, og, r.sizes()[2], r.sizes()[3]}, loc)
+             .permute({0, 2, 1, 3, 4}, loc)
+             .reshape({groups * og, cg, r.sizes()[2], r.sizes()[3]}, loc);
+  }
+  return dw.narrow(2, 0, ws[2], loc).narrow(3, 0, ws[3], loc);
+}
+
+Grads convGrad(const GradArgs& a) {
+  const Tensor &x = a.inputs[0], &w = a.inputs[1], &g = a.gradOutputs[0];
+  const Window win = windowOf(a.attrs, w.sizes()[2], w.sizes()[3]);
+  const int64_t groups = a.attrs.get<int64_t>("groups");
+  return {convInputGrad(g, w, win, groups, x.sizes(), a.loc),
+          convWeightGrad(g, x, win, groups, w.sizes(), a.loc)};
+}
+
+// ---- pool2d ---------------------------------------------------------------------------
+
+std::vector<TensorMeta> poolShape(const OpDef& op, std::span<const TensorMeta> in, const Attrs& attrs,
+                                  const SourceLoc& loc) {
+  const Shape& window = attrs.get<Shape>("window");
+  if (window.size() != 2 || window[0] <= 0 || window[1] <= 0)
+    throw ShapeError::make(loc, op.name, "window must have two positive sizes, got ", window);
+  if (!isFloatingPoint(in[0].dtype))
+    throw TypeError::make(loc, op.name, "expects a floating-point input, got ", in[0].dtype);
+  checkWindow(op, attrs, in[0], window[0], window[1], loc);
+  Window win = windowOf(attrs, window[0], window[1]);
+  const Shape& x = in[0].shape;
+  return {TensorMeta{{x[0], x[1], win.outH(x[2]), win.outW(x[3])}, in[0].dtype, in[0].device}};
+}
+
+// Max: the largest value in the window (padding never wins; NaN wins, as PyTorch).
+// Avg: the window sum over kh*kw, padding counted (PyTorch's count_include_pad default).
+void poolKernel(const OpArgs& args, std::span<Tensor> out) {
+  Tensor x = kernels::contiguousValues(args.inputs[0], args.loc);
+  const Shape& window = args.attrs.get<Shape>("window");
+  const Window win = windowOf(args.attrs, window[0], window[1]);
+  const bool isMax = args.attrs.get<std::string>("kind") == "max";
+  const Shape &xs = x.sizes(), &ys = out[0].sizes();
+  dispatchDType(x.dtype(), [&]<class T>() {
+    using M = OpMathType<T>;
+    const T* px = static_cast<const T*>(x.rawData());
+    T* py = static_cast<T*>(out[0].rawData());
+    parallelFor(0, ys[0] * ys[1], 1, [&](int64_t begin, int64_t end) {
+      for (int64_t nc = begin; nc < end; ++nc)
+        for (int64_t i = 0; i < ys[2]; ++i)
+          for (int64_t j = 0; j < ys[3]; ++j) {
+            M acc = isMax ? -std::numeric_limits<M>::infinity() : M(0);
+            for (int64_t a = 0; a < win.kh; ++a)
+              for (int64_t b = 0; b < win.kw; ++b) {
+                const int64_t h = i * win.sh + a * win.dh - win.pt, v = j * win.sw + b * win.dw - win.pl;
+                if (h < 0 || h >= xs[2] || v < 0 || v >= xs[3]) continue;
+                M val = M(px[(nc * xs[2] + h) * xs[3] + v]);
+                if (!isMax) acc += val;
+                else if (val > acc || val != val) acc = val;
+              }
+            py[(nc * ys[2] + i) * ys[3] + j] = T(isMax ? acc : acc / M(win.kh * win.kw));
+          }
+    });
+  });
+}
+
+// Flat indices into the padded H'xW' plane of every window element: [Ho*Wo, kh*kw].
+Tensor windowIndices(const Window& win, int64_t ho, int64_t wo, int64_t paddedW, const SourceLoc& loc) {
+  Tensor rows = add(mul(arange(ho, loc).reshape({ho, 1, 1, 1}, loc), win.sh, loc),
+                    mul(arange(win.kh, loc).reshape({1, 1, win.kh, 1}, loc), win.dh, loc), loc);
+  Tensor cols = add(mul(arange(wo, loc).reshape({1, wo, 1, 1}, loc), win.sw, loc),
+                    mul(arange(win.kw, loc).reshape({1, 1, 1, win.kw}, loc), win.dw, loc), loc);
+  return add(mul(rows, paddedW, loc), cols, loc).reshape({ho * wo, win.kh * win.kw}, loc);
+}
+
+// Max: the gradient goes to the first maximum of each window (row-major), as PyTorch's
+// CPU kernel, scattered back with a one-hot product. Avg: the transposed convolution of
+// the gradient with a constant 1/(kh*kw) depthwise kernel.
+Grads poolGrad(const GradArgs& a) {
+  const Tensor &x = a.inputs[0], &g = a.gradOutputs[0];
+  const SourceLoc& l = a.loc;
+  const Shape& window = a.attrs.get<Shape>("window");
+  const Window win = windowOf(a.attrs, window[0], window[1]);
+  const Shape& xs = x.sizes();
+  const int64_t nc = xs[0] * xs[1], ho = g.sizes()[2], wo = g.sizes()[3];
+  if (a.attrs.get<std::string>("kind") == "avg") {
+    Tensor ones = full({xs[1], 1, win.kh, win.kw}, 1.0 / double(win.kh * win.kw), x.dtype(), l);
+    return {convInputGrad(g, ones, win, xs[1], xs, l)};
+  }
+  const double lowest = -std::numeric_limits<double>::infinity();
+  Tensor padded = padDim(padDim(x, 2, win.pt, win.pb, lowest, l), 3, win.pl, win.pr, lowest, l);
+  const int64_t hp = padded.sizes()[2], wp = padded.sizes()[3];
+  Tensor idx = windowIndices(win, ho, wo, wp, l);                              // [Q, K]
+  Tensor values = take(padded.reshape({nc, hp * wp}, l), idx, 1, l);           // [NC, Q, K]
+  Tensor first = argmax(values, 2, true, l);                                    // [NC, Q, 1]
+  Tensor pos = gather(idx.unsqueeze(0, l).expand({nc, ho * wo, win.kh * win.kw}, l), 2, first, l);
+  Tensor onehot = convert(eq(pos, arange(hp * wp, l).reshape({1, 1, hp * wp}, l), l), x.dtype(), l);
+  Tensor dx = matmul(g.reshape({nc, 1, ho * wo}, l), onehot, l).reshape({xs[0], xs[1], hp, wp}, l);
+  return {dx.narrow(2, win.pt, xs[2], l).narrow(3, win.pl, xs[3], l)};
+}
+
+}  // namespace
+
+const OpDef kConv2d{"conv2d", "kiln.conv2d", convShape, convKernel, nullptr, convGrad, kReadsInputs};
+const OpDef kPool2d{"pool2d", "kiln.pool2d", poolShape, poolKernel, nullptr, poolGrad, kReadsInputs};
+
+}  // namespace ops
+
+namespace {
+
+Shape pair(const Shape& v, const char* what, const SourceLoc& loc) {
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 2) return v;
+  throw ShapeError::make(loc, "conv2d", what, " must have one or two values, got ", v);
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Shape stride, Shape padding,
+              Shape dilation, int64_t groups, const SourceLoc& loc) {
+  Shape p = pair(padding, "padding", loc);
+  DType dtype = promoteTypes(x.dtype(), weight.dtype());
+  Tensor y = dispatch1(ops::kConv2d, {convert(x, dtype, loc), convert(weight, dtype, loc)},
+                       {{"stride", pair(stride, "stride", loc)}, {"padding", Shape{p[0], p[0], p[1], p[1]}},
+                        {"dilation", pair(dilation, "dilation", loc)}, {"groups", groups}},
+                       loc);
+  if (!bias.defined()) return y;
+  if (bias.dim() != 1 || bias.sizes()[0] != y.sizes()[1])
+    throw ShapeError::make(loc, "conv2d", "bias of shape ", bias.sizes(), " does not match ",
+                           y.sizes()[1], " output channels");
+  return add(y, bias.reshape({1, y.sizes()[1], 1, 1}, loc), loc);
+}
+
+namespace {
+
+Tensor pool(const char* kind, const Tensor& x, Shape kernel, Shape stride, Shape padding,
+            const SourceLoc& loc) {
+  Shape k = pair(kernel, "kernel_size", loc);
+  Shape s = stride.empty() ? k : pair(stride, "stride", loc);
+  Shape p = pair(padding, "padding", loc);
+  if (p[0] * 2 > k[0] || p[1] * 2 > k[1])
+    throw ShapeError::make(loc, std::string(kind) + "_pool2d", "padding ", padding,
+                           " must be at most half the kernel size ", kernel);
+  return dispatch1(ops::kPool2d, {x},
+                   {{"kind", std::string(kind)}, {"window", k}, {"stride", s},
+                    {"padding", Shape{p[0], p[0], p[1], p[1]}}},
+                   loc);
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& x, Shape kernel, Shape stride, Shape padding, const SourceLoc& loc) {
+  return pool("max", x, std::move(kernel), std::move(stride), std::move(padding), loc);
+}
+
+Tensor avg_pool2d(const Tensor& x, Shape kernel, Shape stride, Shape padding, const SourceLoc& loc) {
+  return pool("avg", x, std::move(kernel), std::move(stride), std::move(padding), loc);
+}
+
+// Output size 1x1 is a mean over H and W; other sizes that divide the input evenly are an
+// average pool with kernel = stride = input/output (PyTorch's windows coincide then).
+Tensor adaptive_avg_pool2d(const Tensor& x, Shape output, const SourceLoc& loc) {
+  Shape o = pair(output, "output_size", loc);
+  if (x.dim() != 4)
+    throw ShapeError::make(loc, "adaptive_avg_pool2d", "expects an NCHW input, got shape ", x.sizes());
+  if (o[0] == 1 && o[1] == 1) return mean(x, {2, 3}, true, loc);
+  if (o[0] <= 0 || o[1] <= 0 || x.sizes()[2] % o[0] != 0 || x.sizes()[3] % o[1] != 0)
+    throw ShapeError::make(loc, "adaptive_avg_pool2d", "output size ", output,
+                           " must divide the input's spatial size ", x.sizes(), " (other sizes are not supported yet)");
+  Shape k{x.sizes()[2] / o[0], x.sizes()[3] / o[1]};
+  return avg_pool2d(x, k, k, {0, 0}, loc);
+}
+
+}  // namespace kiln

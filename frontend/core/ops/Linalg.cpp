@@ -1,0 +1,184 @@
+// The matmul op of the op table (kiln.matmul): oneDNN for f32, a blocked reference loop
+// for the dtypes oneDNN's matmul lacks on CPU; and torch.matmul/mm/bmm on top of it.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "frontend/core/kernels/Copy.h"
+#include "frontend/core/ops/OpTable.h"
+#include "frontend/core/ops/ShapeRules.h"
+#include "kiln/core/Dispatcher.h"
+#include "kiln/core/Ops.h"
+#include "kiln/core/ThreadPool.h"
+
+namespace kiln {
+namespace ops {
+namespace {
+
+using Grads = std::vector<Tensor>;
+
+// Rows and columns of the operand as the product sees it (after its transpose flag).
+std::pair<int64_t, int64_t> matrixDims(const Shape& s, bool transposed) {
+  int64_t r = s[s.size() - 2], c = s[s.size() - 1];
+  return transposed ? std::pair{c, r} : std::pair{r, c};
+}
+
+std::vector<TensorMeta> matmulShape(const OpDef& op, std::span<const TensorMeta> in,
+                                    const Attrs& attrs, const SourceLoc& loc) {
+  const Shape &a = in[0].shape, &b = in[1].shape;
+  if (a.size() < 2 || a.size() != b.size() || !std::equal(a.begin(), a.end() - 2, b.begin()))
+    throw ShapeError::make(loc, op.name, "operands of shapes ", a, " and ", b,
+                           " need rank >= 2 and equal batch dims");
+  auto [m, k] = matrixDims(a, attrs.get<bool>("transpose_a"));
+  auto [k2, n] = matrixDims(b, attrs.get<bool>("transpose_b"));
+  if (k != k2)
+    throw ShapeError::make(loc, op.name, "cannot multiply shapes ", a, " and ", b, ": ", k, " != ", k2);
+  if (in[0].dtype != in[1].dtype || in[0].dtype == kBool)
+    throw TypeError::make(loc, op.name, "operands must share a numeric dtype, got ", in[0].dtype,
+                          " and ", in[1].dtype);
+  TensorMeta out = in[0];
+  out.shape.back() = n;
+  out.shape[out.shape.size() - 2] = m;
+  return {out};
+}
+
+// The strides of `x` read as a (possibly transposed) batch of matrices, or empty when
+// oneDNN cannot read its layout directly (broadcast batch dims, odd inner strides).
+dnnl::memory::dims matrixStrides(const Tensor& x, bool transposed) {
+  Strides s = x.strides();
+  const size_t r = s.size();
+  for (size_t d = 0; d + 2 < r; ++d)
+    if (s[d] == 0 && x.sizes()[d] > 1) return {};
+  if (s[r - 1] != 1 && s[r - 2] != 1) return {};
+  if (transposed) std::swap(s[r - 1], s[r - 2]);
+  return dnnl::memory::dims(s.begin(), s.end());
+}
+
+dnnl::engine& cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+void onednnMatmul(const Tensor& a, const Tensor& b, bool ta, bool tb, Tensor& out) {
+  using dt = dnnl::memory::data_type;
+  Shape as = a.sizes(), bs = b.sizes();
+  if (ta) std::swap(as[as.size() - 1], as[as.size() - 2]);
+  if (tb) std::swap(bs[bs.size() - 1], bs[bs.size() - 2]);
+  dnnl::memory::desc aMd(as, dt::f32, matrixStrides(a, ta));
+  dnnl::memory::desc bMd(bs, dt::f32, matrixStrides(b, tb));
+  dnnl::memory::desc cMd(out.sizes(), dt::f32, out.strides());
+  // oneDNN keeps a cache of primitives keyed by descriptor, so repeated shapes reuse one.
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aMd, bMd, cMd), cpuEngine());
+  dnnl::memory aMem(aMd, cpuEngine(), a.rawData()), bMem(bMd, cpuEngine(), b.rawData()),
+      cMem(cMd, cpuEngine(), out.rawData());
+  dnnl::stream stream(cpuEngine());
+  dnnl::matmul(pd).execute(stream, {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
+  stream.wait();
+}
+
+// C[b] = op(A[b]) op(B[b]) for dtypes oneDNN lacks; accumulates in OpMath (double for f64).
+void referenceMatmul(const Tensor& a, const Tensor& b, bool ta, bool tb, Tensor& out) {
+  const Shape& os = out.sizes();
+  const int64_t rank = int64_t(os.size()), m = os[rank - 2], n = os[rank - 1];
+  const int64_t k = ta ? a.sizes()[rank - 2] : a.sizes()[rank - 1];
+  const int64_t batch = out.numel() / std::max<int64_t>(m * n, 1);
+  const Strides &sa = a.strides(), &sb = b.strides();
+  const int64_t aRow = ta ? sa[rank - 1] : sa[rank - 2], aCol = ta ? sa[rank - 2] : sa[rank - 1];
+  const int64_t bRow = tb ? sb[rank - 1] : sb[rank - 2], bCol = tb ? sb[rank - 2] : sb[rank - 1];
+  dispatchDType(out.dtype(), [&]<class T>() {
+    using M = OpMathType<T>;
+    const T *pa = static_cast<const T*>(a.rawData()), *pb = static_cast<const T*>(b.rawData());
+    T* pc = static_cast<T*>(out.rawData());
+    parallelFor(0, batch * m, std::max<int64_t>(1, 4096 / std::max<int64_t>(n * k, 1)),
+                [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t bi = row / std::max<int64_t>(m, 1), i = row % std::max<int64_t>(m, 1);
+        int64_t aOff = 0, bOff = 0;
+        for (int64_t d = rank - 3, rest = bi; d >= 0; --d) {
+          aOff += (rest % os[d]) * sa[d];
+          bOff += (rest % os[d]) * sb[d];
+          rest /= os[d];
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          M acc = M(0);
+          for (int64_t p = 0; p < k; ++p)
+            acc += M(pa[aOff + i * aRow + p * aCol]) * M(pb[bOff + p * bRow + j * bCol]);
+          pc[row * n + j] = T(acc);
+        }
+      }
+    });
+  });
+}
+
+void matmulKernel(const OpArgs& args, std::span<Tensor> out) {
+  const bool ta = args.attrs.get<bool>("transpose_a"), tb = args.attrs.get<bool>("transpose_b");
+  if (out[0].numel() == 0) return;
+  Tensor a = args.inputs[0], b = args.inputs[1];
+  if (out[0].dtype() != kFloat32) return referenceMatmul(a, b, ta, tb, out[0]);
+  if (matrixStrides(a, ta).empty()) a = kernels::contiguousValues(a, args.loc);
+  if (matrixStrides(b, tb).empty()) b = kernels::contiguousValues(b, args.loc);
+  onednnMatmul(a, b, ta, tb, out[0]);
+}
+
+Tensor product(const Tensor& a, const Tensor& b, bool ta, bool tb, const SourceLoc& loc) {
+  return dispatch1(kMatmul, {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}}, loc);
+}
+
+// d(op(A) op(B)) with G the output gradient: dA = G op(B)^T (transposed back if A was),
+// dB likewise; expressed with the transpose flags so no transpose op is recorded.
+Grads matmulGrad(const GradArgs& g) {
+  const bool ta = g.attrs.get<bool>("transpose_a"), tb = g.attrs.get<bool>("transpose_b");
+  const Tensor &a = g.inputs[0], &b = g.inputs[1], &dc = g.gradOutputs[0];
+  Tensor da = ta ? product(b, dc, tb, true, g.loc) : product(dc, b, false, !tb, g.loc);
+  Tensor db = tb ? product(dc, a, true, ta, g.loc) : product(a, dc, !ta, false, g.loc);
+  return {da, db};
+}
+
+}  // namespace
+
+const OpDef kMatmul{"matmul", "kiln.matmul", matmulShape, matmulKernel, nullptr, matmulGrad,
+                    kReadsInputs};
+
+}  // namespace ops
+
+namespace {
+
+Tensor matmulSameRank(const Tensor& a, const Tensor& b, const SourceLoc& loc) {
+  DType dtype = promoteTypes(a.dtype(), b.dtype());
+  return dispatch1(ops::kMatmul, {convert(a, dtype, loc), convert(b, dtype, loc)},
+                   {{"transpose_a", false}, {"transpose_b", false}}, loc);
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b, const SourceLoc& loc) {
+  if (a.dim() != 2 || b.dim() != 2)
+    throw ShapeError::make(loc, "mm", "expects 2-d operands, got shapes ", a.sizes(), " and ", b.sizes());
+  return matmulSameRank(a, b, loc);
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b, const SourceLoc& loc) {
+  if (a.dim() != 3 || b.dim() != 3 || a.sizes()[0] != b.sizes()[0])
+    throw ShapeError::make(loc, "bmm", "expects 3-d operands with equal batch, got shapes ", a.sizes(),
+                           " and ", b.sizes());
+  return matmulSameRank(a, b, loc);
+}
+
+// torch.matmul: a 1-d operand becomes a matrix (and that dim is dropped again), batch dims
+// broadcast.
+Tensor matmul(const Tensor& a, const Tensor& b, const SourceLoc& loc) {
+  if (a.dim() == 0 || b.dim() == 0)
+    throw ShapeError::make(loc, "matmul", "both operands need at least one dim, got shapes ", a.sizes(),
+                           " and ", b.sizes());
+  Tensor x = a.dim() == 1 ? a.unsqueeze(0, loc) : a;
+  Tensor y = b.dim() == 1 ? b.unsqueeze(-1, loc) : b;
+  Shape xb(x.sizes().begin(), x.sizes().end() - 2), yb(y.sizes().begin(), y.sizes().end() - 2);
+  Shape batch = broadcastShapes(xb, yb, "matmul", loc);
+  Shape xs = batch, ys = batch;
+  xs.insert(xs.end(), x.sizes().end() - 2, x.sizes().end());
+  ys.insert(ys.end(), y.sizes().end() - 2, y.sizes().end());
+  Tensor out = matmulSameRank(x.expand(xs, loc), y.expand(ys, loc), loc);
+  if (a.dim() == 1) out = out.squeeze(-2, loc);
+  if (b.dim() == 1) out = out.squeeze(-1, loc);
+  return out;
+}
+
+}  // namespace kiln

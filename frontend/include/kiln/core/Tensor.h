@@ -1,0 +1,160 @@
+// Tensor: a view (shape, strides, offset) of reference-counted storage with a dtype, a
+// device and autograd state; LibTorch's torch::Tensor under the name kiln::Tensor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <source_location>
+#include <vector>
+
+#include "kiln/core/Device.h"
+#include "kiln/core/DType.h"
+#include "kiln/core/Error.h"
+#include "kiln/core/Shape.h"
+#include "kiln/core/Storage.h"
+
+namespace kiln {
+
+namespace autograd {
+class Node;
+}  // namespace autograd
+
+// The state a Tensor handle points to. Views share `storage`; every field but the
+// autograd ones describes which elements of it the tensor sees.
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;  // null for symbolic trace placeholders
+  Shape shape;
+  Strides strides;     // in elements
+  int64_t offset = 0;  // in elements
+  DType dtype = kFloat32;
+  Device device = kCPU;
+
+  bool requiresGrad = false;
+  std::shared_ptr<autograd::Node> gradFn;  // null for leaves
+  int outputNr = 0;                        // which output of gradFn this is
+  std::shared_ptr<TensorImpl> grad;        // accumulated gradient of a leaf
+  uint64_t version = 0;                    // bumped by every in-place write
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined, as a default-constructed torch::Tensor
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& implPtr() const { return impl_; }
+  bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
+
+  // ---- metadata --------------------------------------------------------------------
+  const Shape& sizes() const { return impl_->shape; }
+  const Shape& shape() const { return impl_->shape; }
+  int64_t size(int64_t dim, const SourceLoc& loc = SourceLoc::current()) const;
+  const Strides& strides() const { return impl_->strides; }
+  int64_t storage_offset() const { return impl_->offset; }
+  int64_t dim() const { return int64_t(impl_->shape.size()); }
+  int64_t numel() const { return kiln::numel(impl_->shape); }
+  DType dtype() const { return impl_->dtype; }
+  DType scalar_type() const { return impl_->dtype; }
+  Device device() const { return impl_->device; }
+  size_t element_size() const { return elementSize(impl_->dtype); }
+  bool is_contiguous() const { return isContiguous(impl_->shape, impl_->strides); }
+  bool is_floating_point() const { return isFloatingPoint(impl_->dtype); }
+  // True for symbolic trace placeholders, which describe a value but hold none.
+  bool is_placeholder() const { return impl_->storage == nullptr; }
+
+  // ---- data ------------------------------------------------------------------------
+  // Pointer to the first element; T must be the tensor's dtype (TypeError otherwise).
+  // Reading data is a value read: under a symbolic trace it raises TraceError.
+  template <class T>
+  T* data_ptr(const SourceLoc& loc = SourceLoc::current()) const {
+    checkDataAccess(dtypeOf<T>(), "data_ptr", loc);
+    return static_cast<T*>(rawData());
+  }
+  // The single element of a one-element tensor, converted to T (as torch's item<T>()).
+  template <class T>
+  T item(const SourceLoc& loc = SourceLoc::current()) const;
+  void* rawData() const;
+
+  // A contiguous tensor with the same values (itself if already contiguous).
+  Tensor contiguous(const SourceLoc& loc = SourceLoc::current()) const;
+  // A contiguous copy that never shares storage.
+  Tensor clone(const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor to(DType dtype, const SourceLoc& loc = SourceLoc::current()) const;
+
+  // ---- views (no copy when eager) ---------------------------------------------------
+  Tensor reshape(Shape shape, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor view(Shape shape, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor flatten(int64_t startDim = 0, int64_t endDim = -1,
+                 const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor transpose(int64_t dim0, int64_t dim1, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor t(const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor permute(Shape dims, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor expand(Shape shape, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length,
+                const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1,
+               const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor squeeze(int64_t dim, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor squeeze(const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor unsqueeze(int64_t dim, const SourceLoc& loc = SourceLoc::current()) const;
+
+  // ---- in place (optimizer updates, running statistics) -----------------------------
+  // Operands broadcast to this tensor's shape and convert to its dtype. Rejected on a leaf
+  // that requires grad while grad mode is on (use NoGradGuard), as in PyTorch.
+  Tensor& add_(const Tensor& other, double alpha = 1.0, const SourceLoc& loc = SourceLoc::current());
+  Tensor& sub_(const Tensor& other, double alpha = 1.0, const SourceLoc& loc = SourceLoc::current());
+  Tensor& mul_(const Tensor& other, const SourceLoc& loc = SourceLoc::current());
+  Tensor& div_(const Tensor& other, const SourceLoc& loc = SourceLoc::current());
+  Tensor& add_(double other, const SourceLoc& loc = SourceLoc::current());
+  Tensor& mul_(double other, const SourceLoc& loc = SourceLoc::current());
+  Tensor& copy_(const Tensor& src, const SourceLoc& loc = SourceLoc::current());
+  Tensor& fill_(double value, const SourceLoc& loc = SourceLoc::current());
+  Tensor& zero_(const SourceLoc& loc = SourceLoc::current());
+
+  // ---- autograd ---------------------------------------------------------------------
+  bool requires_grad() const { return impl_->requiresGrad; }
+  // Marks a leaf as requiring gradients; TypeError for non-floating dtypes.
+  Tensor& requires_grad_(bool requiresGrad = true, const SourceLoc& loc = SourceLoc::current());
+  bool is_leaf() const { return impl_->gradFn == nullptr; }
+  // The accumulated gradient of a leaf (undefined until backward reaches it).
+  Tensor grad() const { return Tensor(impl_->grad); }
+  void set_grad(const Tensor& grad) { impl_->grad = grad.impl_; }
+  const std::shared_ptr<autograd::Node>& grad_fn() const { return impl_->gradFn; }
+  // The same data with no autograd history.
+  Tensor detach() const;
+  // Reverse-mode gradient of this tensor; `gradient` is required for non-scalars.
+  void backward(const Tensor& gradient = Tensor(), bool retainGraph = false,
+                const SourceLoc& loc = SourceLoc::current()) const;
+
+ private:
+  void checkDataAccess(DType requested, const char* what, const SourceLoc& loc) const;
+
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// Prints like PyTorch: `tensor([[1., 2.],\n        [3., 4.]])`, with `dtype=` for
+// non-default dtypes and `requires_grad=True` where it applies.
+std::ostream& operator<<(std::ostream& os, const Tensor& tensor);
+
+namespace detail {
+// A tensor with fresh contiguous storage (or none, for placeholders).
+Tensor emptyTensor(const Shape& shape, DType dtype, Device device, bool placeholder,
+                   const SourceLoc& loc);
+double readElementAsDouble(const Tensor& tensor, int64_t linearIndex);
+}  // namespace detail
+
+template <class T>
+T Tensor::item(const SourceLoc& loc) const {
+  if (!defined()) throw Error::make(loc, "item", "called on an undefined tensor");
+  checkDataAccess(dtype(), "item", loc);
+  if (numel() != 1)
+    throw ShapeError::make(loc, "item", "a tensor with ", numel(),
+                           " elements cannot be converted to a scalar (shape ", shape(), ")");
+  return dispatchDType(dtype(), [&]<class S>() {
+    return T(static_cast<OpMathType<S>>(*static_cast<const S*>(rawData())));
+  });
+}
+
+}  // namespace kiln
