@@ -111,6 +111,24 @@ Tensor expandBack(const GradArgs& a, const Tensor& g) {
   return kept.expand(a.inputs[0].sizes(), a.loc);
 }
 
+// d prod / d x_i is the product of the other elements of x_i's slice: out / x_i without
+// zeros; with one zero, that product at the zero and 0 elsewhere; 0 with two or more (as
+// PyTorch, exact where out / x would divide by zero).
+Tensor prodGrad(const GradArgs& a) {
+  const SourceLoc& l = a.loc;
+  const Tensor& x = a.inputs[0];
+  const Shape& dims = a.attrs.get<Shape>("dims");
+  Tensor isZero = eq(x, 0.0, l);
+  Tensor zeroCount = sum(isZero, dims, true, l);
+  Tensor safe = where(isZero, ones_like(x, l), x, l);
+  Tensor withoutZeros = prod(safe, dims, true, l);
+  Tensor noZero = div(expandBack(a, a.outputs[0]), safe, l);
+  Tensor oneZero = where(isZero, withoutZeros.expand(x.sizes(), l), zeros_like(x, l), l);
+  Tensor partial = where(eq(zeroCount, int64_t(0), l), noZero,
+                         where(eq(zeroCount, int64_t(1), l), oneZero, zeros_like(x, l), l), l);
+  return mul(expandBack(a, a.gradOutputs[0]), partial, l);
+}
+
 Grads reduceGrad(const GradArgs& a) {
   const std::string& kind = a.attrs.get<std::string>("kind");
   const SourceLoc& l = a.loc;
@@ -120,8 +138,7 @@ Grads reduceGrad(const GradArgs& a) {
     double count = double(x.numel()) / double(std::max<int64_t>(a.outputs[0].numel(), 1));
     return {expandBack(a, div(a.gradOutputs[0], count, l))};
   }
-  if (kind == "prod")
-    throw Error::make(l, "prod", "the gradient of prod is not implemented yet");
+  if (kind == "prod") return {prodGrad(a)};
   // max/min: ties share the gradient evenly, as torch.amax/amin.
   const Shape& dims = a.attrs.get<Shape>("dims");
   Tensor hit = convert(eq(x, expandBack(a, a.outputs[0]), l), x.dtype(), l);
@@ -178,6 +195,17 @@ Tensor prod(const Tensor& x, Shape dims, bool keepdim, const SourceLoc& loc) {
 Tensor mean(const Tensor& x, Shape dims, bool keepdim, const SourceLoc& loc) {
   return reduce("mean", "mean", x, std::move(dims), keepdim, loc);
 }
+Tensor max(const Tensor& x, const SourceLoc& loc) { return amax(x, {}, false, loc); }
+Tensor min(const Tensor& x, const SourceLoc& loc) { return amin(x, {}, false, loc); }
+Tensor max(const Tensor& a, const Tensor& b, const SourceLoc& loc) { return maximum(a, b, loc); }
+Tensor min(const Tensor& a, const Tensor& b, const SourceLoc& loc) { return minimum(a, b, loc); }
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim, const SourceLoc& loc) {
+  return {amax(x, {dim}, keepdim, loc), argmax(x, dim, keepdim, loc)};
+}
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim, const SourceLoc& loc) {
+  return {amin(x, {dim}, keepdim, loc), argmin(x, dim, keepdim, loc)};
+}
+
 Tensor amax(const Tensor& x, Shape dims, bool keepdim, const SourceLoc& loc) {
   return reduce("amax", "max", x, std::move(dims), keepdim, loc);
 }

@@ -5,6 +5,7 @@
 
 #include <concepts>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "kiln/core/Tensor.h"
@@ -222,6 +223,16 @@ Tensor amin(const Tensor& x, Shape dims = {}, bool keepdim = false,
             const SourceLoc& loc = SourceLoc::current());
 Tensor prod(const Tensor& x, Shape dims = {}, bool keepdim = false,
             const SourceLoc& loc = SourceLoc::current());
+
+// LibTorch's max/min: of all elements; (values, indices) along a dim; or elementwise.
+Tensor max(const Tensor& x, const SourceLoc& loc = SourceLoc::current());
+Tensor min(const Tensor& x, const SourceLoc& loc = SourceLoc::current());
+Tensor max(const Tensor& a, const Tensor& b, const SourceLoc& loc = SourceLoc::current());
+Tensor min(const Tensor& a, const Tensor& b, const SourceLoc& loc = SourceLoc::current());
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false,
+                               const SourceLoc& loc = SourceLoc::current());
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false,
+                               const SourceLoc& loc = SourceLoc::current());
 
 // Sums `grad` (of a broadcast result) back to `shape`: the gradient of a broadcast.
 Tensor sum_to(const Tensor& grad, const Shape& shape, const SourceLoc& loc = SourceLoc::current());

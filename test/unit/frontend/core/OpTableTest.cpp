@@ -8,6 +8,7 @@
 #include "kiln/core/Functional.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
+#include "test/unit/frontend/GradCheck.h"
 
 namespace kiln {
 namespace {
@@ -88,6 +89,44 @@ TEST(Random, SameSeedSameStreamAndDrawsAdvanceTheGenerator) {
   EXPECT_EQ(r.dtype(), kInt64);
   EXPECT_EQ(amin(r).item<int64_t>(), 3);
   EXPECT_EQ(amax(r).item<int64_t>(), 6);
+}
+
+std::vector<double> values(const Tensor& t) {
+  Tensor c = t.to(kFloat64).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+// PyTorch 1.13: torch.tensor(v).prod().backward() for each v.
+TEST(Prod, GradientIsExactAroundZeros) {
+  const std::vector<std::pair<std::vector<double>, std::vector<double>>> cases = {
+      {{2, 0, 3}, {0, 6, 0}}, {{0, 0, 3}, {0, 0, 0}}, {{2, 5, 3}, {15, 6, 10}}};
+  for (const auto& [in, expected] : cases) {
+    Tensor x = tensor(in).requires_grad_();
+    prod(x).backward();
+    EXPECT_EQ(values(x.grad()), expected);
+  }
+  Tensor m = tensor(std::vector<double>{1, 0, 2, 3, 4, 0.5}, Shape{2, 3}).requires_grad_();
+  sum(prod(m, {1})).backward();
+  EXPECT_EQ(values(m.grad()), (std::vector<double>{0, 2, 0, 2, 1.5, 12}));
+}
+
+TEST(Prod, GradientMatchesFiniteDifferences) {
+  manual_seed(4);
+  EXPECT_TRUE(kiln::testing::gradcheck(
+      [](const std::vector<Tensor>& in) { return prod(in[0], {1}, true); }, {randn({3, 4}, kFloat64)}));
+}
+
+TEST(MaxMin, LibTorchOverloads) {
+  Tensor x = tensor(std::vector<float>{1, 5, 5, 7, 2, 0}, Shape{2, 3});
+  auto [v, i] = max(x, 1);
+  EXPECT_EQ(values(v), (std::vector<double>{5, 7}));
+  EXPECT_EQ(values(i), (std::vector<double>{1, 0}));
+  EXPECT_EQ(i.dtype(), kInt64);
+  auto [mv, mi] = min(x, 0, true);
+  EXPECT_EQ(mv.sizes(), (Shape{1, 3}));
+  EXPECT_EQ(values(mi), (std::vector<double>{0, 1, 1}));
+  EXPECT_EQ(max(x).item<float>(), 7.0f);
+  EXPECT_EQ(values(min(x, full({3}, 3.0))), (std::vector<double>{1, 3, 3, 3, 2, 0}));
 }
 
 }  // namespace
