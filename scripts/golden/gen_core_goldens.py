@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Generates test/unit/frontend/golden/core_ops.txt: PyTorch 1.13's results for the eager
-core's ops (elementwise, views, cat, reductions) on fixed inputs, forward and backward.
+core's ops (elementwise, views, cat/stack, reductions, indexing, argmax/argmin, factories,
+matmul, conv2d and pooling) on fixed inputs, forward and backward.
 
     /usr/bin/python3 scripts/golden/gen_core_goldens.py   # needs python3-torch
     (bash scripts/bootstrap.sh --with-peers installs it)
@@ -481,6 +482,207 @@ def reduce_cases(g):
               if target else x.sum(), [randn(*shape, dtype=torch.float64)], attrs={"shape": list(target)})
 
 
+def matmul_cases(g):
+    for tag, dt in FLOATS:
+        for stag, sa, sb in [("2d", (3, 4), (4, 5)), ("batched_bcast", (2, 1, 3, 4), (5, 4, 2)),
+                             ("1d_2d", (4,), (4, 3)), ("2d_1d", (3, 4), (4,)), ("1d_1d", (4,), (4,)),
+                             ("3d_1d", (2, 3, 4), (4,)), ("1d_3d", (4,), (2, 4, 3))]:
+            g.add("matmul_%s_%s" % (tag, stag), "matmul", torch.matmul,
+                  [randn(*sa, dtype=dt), randn(*sb, dtype=dt)])
+        g.add("mm_%s" % tag, "mm", torch.mm, [randn(3, 4, dtype=dt), randn(4, 2, dtype=dt)])
+        g.add("bmm_%s" % tag, "bmm", torch.bmm, [randn(2, 3, 4, dtype=dt), randn(2, 4, 5, dtype=dt)])
+    # Non-contiguous: a transposed first operand.
+    g.add("matmul_f32_transposed", "matmul", lambda a, b: torch.matmul(a.t(), b),
+          [randn(4, 3), randn(4, 2)], attrs={"pre": "t"})
+    g.add("mm_f32_transposed", "mm", lambda a, b: torch.mm(a.t(), b), [randn(5, 2), randn(5, 3)],
+          attrs={"pre": "t"})
+
+
+def take_torch(x, idx, dim):
+    """numpy.take along dim (kiln::take) through index_select: the result's shape is
+    x.shape[:dim] ++ idx.shape ++ x.shape[dim+1:]."""
+    dim = dim % x.dim()
+    out = x.index_select(dim, idx.reshape(-1))
+    return out.reshape(x.shape[:dim] + idx.shape + x.shape[dim + 1:])
+
+
+def indexing_cases(g):
+    for tag, dt in FLOATS:
+        # Repeated indices: their gradients accumulate.
+        g.add("take_%s_dim0_1d" % tag, "take", lambda x, i: take_torch(x, i, 0),
+              [randn(4, 3, dtype=dt), torch.tensor([2, 0, 2])], attrs={"dim": 0})
+        g.add("take_%s_dim1_2d" % tag, "take", lambda x, i: take_torch(x, i, 1),
+              [randn(2, 5, 3, dtype=dt), torch.tensor([[4, 0, 1], [1, 1, 3]])], attrs={"dim": 1})
+        g.add("index_select_%s_dim0" % tag, "index_select", lambda x, i: x.index_select(0, i),
+              [randn(4, 3, dtype=dt), torch.tensor([3, 1, 3, 0])], attrs={"dim": 0})
+        g.add("index_select_%s_dim1" % tag, "index_select", lambda x, i: x.index_select(1, i),
+              [randn(2, 5, 3, dtype=dt), torch.tensor([4, 4, 2])], attrs={"dim": 1})
+        g.add("gather_%s_dim0" % tag, "gather", lambda x, i: torch.gather(x, 0, i),
+              [randn(3, 4, dtype=dt), torch.tensor([[2, 0, 1, 2], [2, 2, 0, 1]])], attrs={"dim": 0})
+        g.add("gather_%s_dim1" % tag, "gather", lambda x, i: torch.gather(x, 1, i),
+              [randn(3, 4, dtype=dt), torch.tensor([[3, 3], [0, 1], [2, 0]])], attrs={"dim": 1})
+    g.add("take_f32_dimneg_i32", "take", lambda x, i: take_torch(x, i.long(), -1),
+          [randn(2, 3, 4), torch.tensor([3, 0, 0, 2, 1], dtype=torch.int32)], attrs={"dim": -1})
+    g.add("take_f64_0d_index", "take", lambda x, i: x.select(1, int(i)),
+          [randn(3, 4, dtype=torch.float64), torch.tensor(2)], attrs={"dim": 1})
+    g.add("take_i64", "take", lambda x, i: take_torch(x, i, 0),
+          [randint(-9, 10, 3, 2), torch.tensor([[1, 2], [0, 1]])], attrs={"dim": 0})
+    g.add("index_select_f32_i32_index", "index_select", lambda x, i: x.index_select(-1, i),
+          [randn(3, 4), torch.tensor([1, 3, 1], dtype=torch.int32)], attrs={"dim": -1})
+    g.add("index_select_f64_0d_index", "index_select", lambda x, i: x.index_select(0, i),
+          [randn(3, 2, dtype=torch.float64), torch.tensor(1)], attrs={"dim": 0})
+    g.add("index_select_f32_noncontig", "index_select", lambda x, i: x.t().index_select(0, i),
+          [randn(4, 3), torch.tensor([2, 0])], attrs={"dim": 0, "pre": "t"})
+    # An index smaller than the input in the other dims.
+    g.add("gather_f32_smaller_index", "gather", lambda x, i: torch.gather(x, 1, i),
+          [randn(3, 5), torch.tensor([[4, 0, 4], [1, 2, 2]])], attrs={"dim": 1})
+    g.add("gather_f64_3d_dimneg", "gather", lambda x, i: torch.gather(x, -1, i),
+          [randn(2, 3, 4, dtype=torch.float64), randint(0, 4, 2, 3, 2)], attrs={"dim": -1})
+    g.add("gather_i32", "gather", lambda x, i: torch.gather(x, 0, i),
+          [randint(-9, 10, 3, 2, dtype=torch.int32), torch.tensor([[2, 0], [1, 1]])], attrs={"dim": 0})
+
+
+def arg_cases(g):
+    for name in ["argmax", "argmin"]:
+        fn = getattr(torch, name)
+        for tag, dt in FLOATS:
+            x = randn(3, 4, 5, dtype=dt)
+            for dtag, dim, keep in [("d0", 0, False), ("d1_keep", 1, True), ("dneg", -1, False),
+                                    ("dneg_keep", -1, True)]:
+                g.add("%s_%s_%s" % (name, tag, dtag), name,
+                      lambda x, fn=fn, dim=dim, keep=keep: fn(x, dim, keep), [x],
+                      attrs={"dim": dim, "keepdim": keep})
+        # Ties: the first position wins.
+        t = torch.tensor([[1.0, 3.0, 3.0, -2.0], [-2.0, 0.5, -2.0, 0.5], [4.0, 4.0, 4.0, 4.0]],
+                         dtype=torch.float64)
+        g.add("%s_f64_ties" % name, name, lambda x, fn=fn: fn(x, 1), [t], attrs={"dim": 1, "keepdim": False})
+        g.add("%s_f64_ties_d0_keep" % name, name, lambda x, fn=fn: fn(x, 0, True), [t],
+              attrs={"dim": 0, "keepdim": True})
+        g.add("%s_i32_ties" % name, name, lambda x, fn=fn: fn(x, 1),
+              [torch.tensor([[5, -1, 5], [0, 0, 0], [-3, 7, 7]], dtype=torch.int32)],
+              attrs={"dim": 1, "keepdim": False})
+        # NaN counts as the extreme (PyTorch: "NaN is propagated"), the first one on ties.
+        g.add("%s_f32_nan" % name, name, lambda x, fn=fn: fn(x, 1),
+              [torch.tensor([[1.0, float("nan"), 3.0, float("nan")], [0.0, 2.0, -1.0, 2.0]])],
+              attrs={"dim": 1, "keepdim": False})
+
+
+def stack_cases(g):
+    for tag, dt in FLOATS:
+        a, b, c = randn(2, 3, dtype=dt), randn(2, 3, dtype=dt), randn(2, 3, dtype=dt)
+        for dtag, dim in [("dim0", 0), ("dim1", 1), ("dimneg", -1)]:
+            g.add("stack_%s_%s" % (tag, dtag), "stack", lambda a, b, c, dim=dim: torch.stack([a, b, c], dim),
+                  [a, b, c], attrs={"dim": dim})
+    g.add("stack_f32_0d", "stack", lambda a, b: torch.stack([a, b]),
+          [randn(), randn()], attrs={"dim": 0})
+    g.add("stack_promote_f32_f64", "stack", lambda a, b: torch.stack([a, b], 1),
+          [randn(3), randn(3, dtype=torch.float64)], attrs={"dim": 1})
+    g.add("stack_i64", "stack", lambda a, b: torch.stack([a, b], 1),
+          [randint(-9, 10, 2, 2), randint(-9, 10, 2, 2)], attrs={"dim": 1})
+
+
+def factory_cases(g):
+    # arange(end) (int64), arange(start, end, step) with int64 for integral arguments and the
+    # default float dtype otherwise (kind= says which C++ argument types to call with), or an
+    # explicit dtype.
+    g.add("arange_i64_end", "arange", lambda: torch.arange(5), [], attrs={"end": 5})
+    for tag, start, end, step in [("i64_step3", 2, 11, 3), ("i64_negstep", 5, -3, -2),
+                                  ("i64_empty", 3, 3, 1)]:
+        g.add("arange_%s" % tag, "arange", lambda s=start, e=end, st=step: torch.arange(s, e, st), [],
+              attrs={"start": start, "end": end, "step": step, "kind": "int"})
+    for tag, start, end, step in [("f32_step", -1.5, 2.0, 0.5), ("f32_inexact", 0.0, 1.0, 0.3),
+                                  ("f32_negstep", 1.0, -0.5, -0.25),
+                                  # float arguments with integral values: still float32
+                                  ("f32_integral_float_args", 0.0, 4.0, 1.0)]:
+        g.add("arange_%s" % tag, "arange", lambda s=start, e=end, st=step: torch.arange(s, e, st), [],
+              attrs={"start": start, "end": end, "step": step, "kind": "float"})
+    for tag, start, end, step, dt in [("f64_dtype", 0.0, 2.0, 0.25, torch.float64),
+                                      ("f32_dtype_integral", 0, 5, 1, torch.float32),
+                                      ("i32_dtype", 1, 8, 2, torch.int32)]:
+        g.add("arange_%s" % tag, "arange",
+              lambda s=start, e=end, st=step, dt=dt: torch.arange(s, e, st, dtype=dt), [],
+              attrs={"start": start, "end": end, "step": step, "dtype": dt})
+    for tag, start, end, steps, dt in [("f32", -1.0, 1.0, 5, torch.float32),
+                                       ("f32_7", 0.0, 1.0, 7, torch.float32),
+                                       ("f32_descending", 3.0, -2.0, 6, torch.float32),
+                                       ("f64", 0.0, 1.0, 10, torch.float64),
+                                       ("f32_one_step", 2.0, 5.0, 1, torch.float32),
+                                       ("f32_zero_steps", 0.0, 1.0, 0, torch.float32),
+                                       ("i64", 0.0, 10.0, 4, torch.int64)]:
+        g.add("linspace_%s" % tag, "linspace",
+              lambda s=start, e=end, n=steps, dt=dt: torch.linspace(s, e, n, dtype=dt), [],
+              attrs={"start": start, "end": end, "steps": steps, "dtype": dt})
+
+
+def conv_cases(g):
+    F = torch.nn.functional
+    convs = [
+        # tag, x shape, weight shape, bias, stride, padding, dilation, groups
+        ("plain", (2, 3, 6, 6), (4, 3, 3, 3), False, [1], [0], [1], 1),
+        ("bias", (1, 3, 5, 5), (2, 3, 3, 3), True, [1], [0], [1], 1),
+        ("stride2_pad1", (1, 2, 7, 7), (3, 2, 3, 3), True, [2], [1], [1], 1),
+        ("dilation2", (1, 2, 7, 7), (2, 2, 3, 3), False, [1], [1], [2], 1),
+        ("groups2", (1, 4, 5, 5), (6, 2, 3, 3), True, [1], [1], [1], 2),
+        ("depthwise", (2, 3, 5, 5), (3, 1, 3, 3), True, [1], [1], [1], 3),
+    ]
+    for tag, dt in FLOATS:
+        for ctag, xs, ws, bias, stride, padding, dilation, groups in convs:
+            inputs = [randn(*xs, dtype=dt), randn(*ws, dtype=dt)]
+            if bias:
+                inputs.append(randn(ws[0], dtype=dt))
+            g.add("conv2d_%s_%s" % (tag, ctag), "conv2d",
+                  lambda x, w, b=None, s=stride, p=padding, d=dilation, gr=groups:
+                  F.conv2d(x, w, b, s, p, d, gr), inputs,
+                  attrs={"stride": stride, "padding": padding, "dilation": dilation, "groups": groups})
+    # Per-dim (height, width) stride, padding and dilation with a non-square kernel.
+    g.add("conv2d_f32_rect", "conv2d", lambda x, w, b: F.conv2d(x, w, b, (2, 1), (1, 0), (1, 2)),
+          [randn(1, 2, 6, 7), randn(3, 2, 3, 2), randn(3)],
+          attrs={"stride": [2, 1], "padding": [1, 0], "dilation": [1, 2], "groups": 1})
+
+
+def pool_cases(g):
+    F = torch.nn.functional
+    # Max-pool inputs are tie-free (distinct random values) except in the dedicated cases.
+    pools = [
+        # tag, x shape, kernel, stride ([] = the kernel), padding
+        ("2x2s2", (2, 3, 6, 6), [2], [], [0]),
+        ("3x3s2p1", (1, 2, 7, 7), [3], [2], [1]),
+        ("3x3s1", (1, 2, 5, 5), [3], [1], [0]),
+        ("rect", (1, 2, 6, 7), [2, 3], [2, 1], [1, 1]),
+    ]
+    for name in ["max_pool2d", "avg_pool2d"]:
+        fn = getattr(F, name)
+        for tag, dt in FLOATS:
+            for ptag, xs, k, s, p in pools:
+                if ptag in ("3x3s1", "rect") and dt == torch.float64:
+                    continue
+                x = randn(*xs, dtype=dt)
+                assert x.unique().numel() == x.numel()
+                g.add("%s_%s_%s" % (name, tag, ptag), name,
+                      lambda x, fn=fn, k=k, s=s, p=p: fn(x, k, s or None, p), [x],
+                      attrs={"kernel": k, "stride": s, "padding": p})
+    # Padding never wins a max, even over negative values.
+    g.add("max_pool2d_f32_negative_pad", "max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1),
+          [-positive(1, 1, 5, 5)], attrs={"kernel": [3], "stride": [2], "padding": [1]})
+    # Ties: PyTorch's CPU kernel sends the gradient to the first maximum of each window
+    # (row-major); overlapping windows may pick the same element.
+    t = torch.tensor([[1.0, 2.0, 2.0, 0.0, 3.0],
+                      [2.0, 1.0, 0.0, 2.0, 3.0],
+                      [0.0, 0.0, 5.0, 5.0, -1.0],
+                      [0.0, 0.0, 5.0, 5.0, -1.0],
+                      [-1.0, -1.0, -1.0, -1.0, -1.0]]).reshape(1, 1, 5, 5)
+    g.add("max_pool2d_f32_ties", "max_pool2d", lambda x: F.max_pool2d(x, 2), [t],
+          attrs={"kernel": [2], "stride": [], "padding": [0]})
+    g.add("max_pool2d_f64_ties_overlap", "max_pool2d", lambda x: F.max_pool2d(x, 3, 2, 1),
+          [t.double()], attrs={"kernel": [3], "stride": [2], "padding": [1]})
+    for tag, dt in FLOATS:
+        for otag, xs, o in [("out1", (2, 3, 5, 7), [1]), ("divisor", (1, 2, 6, 4), [3, 2]),
+                            ("out2", (2, 2, 4, 6), [2])]:
+            g.add("adaptive_avg_pool2d_%s_%s" % (tag, otag), "adaptive_avg_pool2d",
+                  lambda x, o=o: F.adaptive_avg_pool2d(x, o if len(o) == 2 else o[0]),
+                  [randn(*xs, dtype=dt)], attrs={"output": o})
+
+
 def main():
     torch.manual_seed(20240611)
     g = Goldens()
@@ -494,6 +696,13 @@ def main():
     view_cases(g)
     cat_cases(g)
     reduce_cases(g)
+    matmul_cases(g)
+    indexing_cases(g)
+    arg_cases(g)
+    stack_cases(g)
+    factory_cases(g)
+    conv_cases(g)
+    pool_cases(g)
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT + ".tmp", "w") as f:
         f.write(HEADER.format(version=torch.__version__.split("a")[0]))

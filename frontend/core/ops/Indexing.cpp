@@ -130,7 +130,10 @@ Tensor argExtreme(const char* op, const Tensor& x, int64_t dim, bool keepdim, bo
   Shape at(size_t(std::max<int64_t>(x.dim(), 1)), 1);
   at[size_t(dim)] = size;
   Tensor positions = arange(size, loc).reshape(at, loc);
-  Tensor candidates = where(eq(x, extreme, loc), positions, full({}, double(size), kInt64, loc), loc);
+  // NaN is the extreme of a row holding one (as PyTorch), and NaN == NaN is false.
+  Tensor hit = logical_or(eq(x, extreme, loc),
+                          logical_and(ne(x, x, loc), ne(extreme, extreme, loc), loc), loc);
+  Tensor candidates = where(hit, positions, full({}, size, kInt64, loc), loc);
   return amin(candidates, {dim}, keepdim, loc);
 }
 

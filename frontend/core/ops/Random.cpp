@@ -75,7 +75,7 @@ void iotaKernel(const OpArgs& args, std::span<Tensor> out) {
   dispatchDType(out[0].dtype(), [&]<class T>() {
     T* dst = static_cast<T*>(out[0].rawData());
     for (int64_t i = 0; i < n; ++i) {
-      double v = (linspace && i >= n / 2) ? end - step * double(n - 1 - i) : start + step * double(i);
+      double v = (linspace && n > 1 && i >= n / 2) ? end - step * double(n - 1 - i) : start + step * double(i);
       dst[i] = T(static_cast<OpMathType<T>>(v));
     }
   });
@@ -155,18 +155,15 @@ Tensor randint(int64_t low, int64_t high, Shape shape, DType dtype, const Source
   return convert(floor(u, loc), dtype, loc);
 }
 
-Tensor arange(double start, double end, double step, std::optional<DType> dtype, const SourceLoc& loc) {
+Tensor detail::arangeImpl(double start, double end, double step, DType dtype, const SourceLoc& loc) {
   if (step == 0 || !std::isfinite(start) || !std::isfinite(end) || (end - start) / step < 0)
     throw Error::make(loc, "arange", "cannot step from ", start, " to ", end, " by ", step);
-  const bool integral = start == std::floor(start) && end == std::floor(end) && step == std::floor(step);
   const int64_t n = int64_t(std::ceil((end - start) / step));
   return dispatch1(ops::kIota, {},
-                   {{"start", start}, {"step", step}, {"shape", Shape{n}},
-                    {"dtype", dtype.value_or(integral ? kInt64 : kDefaultFloat)}},
-                   loc);
+                   {{"start", start}, {"step", step}, {"shape", Shape{n}}, {"dtype", dtype}}, loc);
 }
 
-Tensor arange(int64_t end, const SourceLoc& loc) { return arange(0.0, double(end), 1.0, kInt64, loc); }
+Tensor arange(int64_t end, const SourceLoc& loc) { return detail::arangeImpl(0.0, double(end), 1.0, kInt64, loc); }
 
 Tensor linspace(double start, double end, int64_t steps, DType dtype, const SourceLoc& loc) {
   if (steps < 0) throw Error::make(loc, "linspace", "steps must be non-negative, got ", steps);

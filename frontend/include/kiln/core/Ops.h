@@ -31,10 +31,19 @@ Tensor scalar_tensor(double value, DType dtype = kFloat32,
 template <Scalar T>
 Tensor tensor(const std::vector<T>& values, std::optional<Shape> shape = std::nullopt,
               const SourceLoc& loc = SourceLoc::current());
-// [start, end) in steps of `step`; int64 for integral arguments as torch.arange, else
-// the default float dtype.
-Tensor arange(double start, double end, double step = 1.0, std::optional<DType> dtype = std::nullopt,
-              const SourceLoc& loc = SourceLoc::current());
+namespace detail {
+Tensor arangeImpl(double start, double end, double step, DType dtype, const SourceLoc& loc);
+}  // namespace detail
+
+// [start, end) in steps of `step`. As torch.arange, the argument types pick the dtype:
+// int64 when all are integers, else the default float dtype.
+template <Scalar A, Scalar B, Scalar C = int64_t>
+Tensor arange(A start, B end, C step = 1, std::optional<DType> dtype = std::nullopt,
+              const SourceLoc& loc = SourceLoc::current()) {
+  constexpr bool integral = std::is_integral_v<A> && std::is_integral_v<B> && std::is_integral_v<C>;
+  return detail::arangeImpl(double(start), double(end), double(step),
+                            dtype.value_or(integral ? kInt64 : kDefaultFloat), loc);
+}
 Tensor arange(int64_t end, const SourceLoc& loc = SourceLoc::current());
 Tensor linspace(double start, double end, int64_t steps, DType dtype = kFloat32,
                 const SourceLoc& loc = SourceLoc::current());

@@ -570,12 +570,12 @@ TEST(AutogradTest, GradcheckReductions) {
                         {scalar_tensor(0.7, kFloat64)}));
 }
 
-// prod has no gradient yet (docs/ARCHITECTURE.md); reaching it must raise, not return a
-// wrong or missing gradient.
-TEST(AutogradTest, ProdGradientRaisesUntilImplemented) {
-  Tensor x = leaf({1, 2, 3});
-  Tensor p = prod(x);
-  EXPECT_KILN_ERROR_HAS(p.backward(), Error, "kiln::prod: the gradient of prod is not implemented");
+// prod's gradient divides out/x only where that is exact; at zeros it multiplies the
+// other elements (PyTorch 1.13: [2, 0, 3] -> [0, 6, 0]).
+TEST(AutogradTest, ProdGradientAtAZeroIsTheProductOfTheOthers) {
+  Tensor x = leaf({2, 0, 3});
+  prod(x).backward();
+  EXPECT_EQ(valuesAsDouble(x.grad()), (D{0, 6, 0}));
 }
 
 // A chain through most op families, with broadcasting, views, a data-dependent where and

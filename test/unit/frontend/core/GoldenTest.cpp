@@ -124,6 +124,55 @@ const std::map<std::string, OpFn>& opTable() {
     t["sum_to"] = [](const GoldenCase& c, const std::vector<Tensor>& x) {
       return sum_to(x[0], c.listAttr("shape"));
     };
+    t["stack"] = [](const GoldenCase& c, const std::vector<Tensor>& x) { return stack(x, c.intAttr("dim")); };
+    // Indexing: the last input is the index tensor.
+    t["take"] = [](const GoldenCase& c, const std::vector<Tensor>& x) {
+      return take(x[0], x[1], c.intAttr("dim"));
+    };
+    t["index_select"] = [](const GoldenCase& c, const std::vector<Tensor>& x) {
+      return index_select(x[0], c.intAttr("dim"), x[1]);
+    };
+    t["gather"] = [](const GoldenCase& c, const std::vector<Tensor>& x) {
+      return gather(x[0], c.intAttr("dim"), x[1]);
+    };
+    using ArgExtreme = Tensor (*)(const Tensor&, int64_t, bool, const SourceLoc&);
+    for (auto [name, fn] : std::vector<std::pair<const char*, ArgExtreme>>{{"argmax", argmax}, {"argmin", argmin}})
+      t[name] = [fn](const GoldenCase& c, const std::vector<Tensor>& x) {
+        return fn(x[0], c.intAttr("dim"), c.boolAttr("keepdim"), SourceLoc::current());
+      };
+    // Factories (no inputs): arange(end) when only `end` is given, else
+    // arange(start, end, step[, dtype]).
+    t["arange"] = [](const GoldenCase& c, const std::vector<Tensor>&) {
+      if (!c.has("start")) return arange(c.intAttr("end"));
+      std::optional<DType> dtype;
+      if (c.has("dtype")) dtype = c.dtypeAttr("dtype");
+      // kind=int: the arguments are C++ integers (int64 result), as torch.arange(2, 11, 3).
+      if (c.has("kind") && c.attr("kind") == "int")
+        return arange(c.intAttr("start"), c.intAttr("end"), c.intAttr("step"), dtype);
+      return arange(c.floatAttr("start"), c.floatAttr("end"), c.floatAttr("step"), dtype);
+    };
+    t["linspace"] = [](const GoldenCase& c, const std::vector<Tensor>&) {
+      return linspace(c.floatAttr("start"), c.floatAttr("end"), c.intAttr("steps"), c.dtypeAttr("dtype"));
+    };
+    using Product = Tensor (*)(const Tensor&, const Tensor&, const SourceLoc&);
+    for (auto [name, fn] : std::vector<std::pair<const char*, Product>>{{"matmul", matmul}, {"mm", mm}, {"bmm", bmm}})
+      t[name] = [fn](const GoldenCase&, const std::vector<Tensor>& x) {
+        return fn(x[0], x[1], SourceLoc::current());
+      };
+    // conv2d's inputs are x, weight and, when the case has one, bias.
+    t["conv2d"] = [](const GoldenCase& c, const std::vector<Tensor>& x) {
+      return conv2d(x[0], x[1], x.size() > 2 ? x[2] : Tensor(), c.listAttr("stride"), c.listAttr("padding"),
+                    c.listAttr("dilation"), c.intAttr("groups"));
+    };
+    using Pool = Tensor (*)(const Tensor&, Shape, Shape, Shape, const SourceLoc&);
+    for (auto [name, fn] : std::vector<std::pair<const char*, Pool>>{{"max_pool2d", max_pool2d},
+                                                                   {"avg_pool2d", avg_pool2d}})
+      t[name] = [fn](const GoldenCase& c, const std::vector<Tensor>& x) {  // stride= (empty): the kernel
+        return fn(x[0], c.listAttr("kernel"), c.listAttr("stride"), c.listAttr("padding"), SourceLoc::current());
+      };
+    t["adaptive_avg_pool2d"] = [](const GoldenCase& c, const std::vector<Tensor>& x) {
+      return adaptive_avg_pool2d(x[0], c.listAttr("output"));
+    };
     return t;
   }();
   return table;
