@@ -73,12 +73,84 @@ struct Reducer {
   }
 };
 
-// Moves the reduced dims last and packs them, so each output element reduces one
-// contiguous segment.
+// Reduces `rows` rows of `width` columns (row r starts at x + r * rowStride) column-wise
+// into out[0..width): the inner loop runs along a row, so it vectorizes.
+template <class T>
+void reduceColumns(const std::string& kind, const T* x, int64_t rows, int64_t rowStride, int64_t width,
+                   T* out) {
+  using M = OpMathType<T>;
+  using Acc = typename Reducer<T>::Acc;
+  if (kind == "max" || kind == "min") {
+    const bool isMax = kind == "max";
+    std::vector<M> best(x, x + width);
+    for (int64_t r = 1; r < rows; ++r)
+      for (int64_t i = 0; i < width; ++i) {
+        M v = M(x[r * rowStride + i]);
+        if (best[i] != best[i]) continue;  // NaN propagates
+        if (v != v || (isMax ? v > best[i] : v < best[i])) best[i] = v;
+      }
+    for (int64_t i = 0; i < width; ++i) out[i] = T(best[i]);
+    return;
+  }
+  const bool product = kind == "prod";
+  std::vector<Acc> acc(size_t(width), Acc(product ? 1 : 0));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < width; ++i)
+      acc[i] = product ? acc[i] * Acc(M(x[r * rowStride + i])) : acc[i] + Acc(M(x[r * rowStride + i]));
+  for (int64_t i = 0; i < width; ++i)
+    out[i] = T(M(kind == "mean" ? acc[i] / Acc(rows) : acc[i]));
+}
+
+// x contiguous and the reduced dims consecutive: x is [outer, R, inner] in place, no copy.
+// inner == 1 reduces contiguous segments; otherwise columns of `inner` in chunks.
+template <class T>
+void reduceInPlace(const std::string& kind, const T* x, int64_t outer, int64_t r, int64_t inner, T* out) {
+  if (inner == 1) {
+    int64_t grain = std::max<int64_t>(1, kernels::kElementwiseGrain / std::max<int64_t>(r, 1));
+    parallelFor(0, outer, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) out[o] = Reducer<T>::reduce(kind, x + o * r, r);
+    });
+    return;
+  }
+  constexpr int64_t kColumns = 1024;
+  const int64_t chunks = (inner + kColumns - 1) / kColumns;
+  int64_t grain = std::max<int64_t>(1, kernels::kElementwiseGrain / std::max<int64_t>(r * kColumns, 1));
+  parallelFor(0, outer * chunks, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t job = begin; job < end; ++job) {
+      const int64_t o = job / chunks, i0 = (job % chunks) * kColumns;
+      reduceColumns(kind, x + o * r * inner + i0, r, inner, std::min(kColumns, inner - i0),
+                    out + o * inner + i0);
+    }
+  });
+}
+
+bool consecutive(const Shape& dims) {
+  for (size_t i = 1; i < dims.size(); ++i)
+    if (dims[i] != dims[i - 1] + 1) return false;
+  return !dims.empty();
+}
+
+// Contiguous input with consecutive reduced dims reduces in place; anything else first
+// moves the reduced dims last and packs them into contiguous segments.
 void reduceKernel(const OpArgs& args, std::span<Tensor> out) {
   const Tensor& x = args.inputs[0];
   const Shape& dims = args.attrs.get<Shape>("dims");
   const std::string& kind = args.attrs.get<std::string>("kind");
+  const Shape& s = x.sizes();
+  const int64_t outputs = out[0].numel();
+  if (outputs == 0) return;
+  if (dims.empty() || (x.is_contiguous() && consecutive(dims))) {
+    const int64_t d0 = dims.empty() ? 0 : dims.front(), d1 = dims.empty() ? -1 : dims.back();
+    const int64_t outer = numel(Shape(s.begin(), s.begin() + d0));
+    const int64_t r = numel(Shape(s.begin() + d0, s.begin() + d1 + 1));
+    const int64_t inner = numel(Shape(s.begin() + d1 + 1, s.end()));
+    Tensor source = kernels::contiguousValues(x, args.loc);
+    dispatchDType(x.dtype(), [&]<class T>() {
+      reduceInPlace(kind, static_cast<const T*>(source.rawData()), outer, r, inner,
+                    static_cast<T*>(out[0].rawData()));
+    });
+    return;
+  }
   Shape perm;
   for (int64_t d = 0; d < x.dim(); ++d)
     if (std::find(dims.begin(), dims.end(), d) == dims.end()) perm.push_back(d);
@@ -86,21 +158,14 @@ void reduceKernel(const OpArgs& args, std::span<Tensor> out) {
   Shape shape(perm.size());
   Strides strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) {
-    shape[i] = x.sizes()[perm[i]];
+    shape[i] = s[perm[i]];
     strides[i] = x.strides()[perm[i]];
   }
-  Tensor view = kernels::aliasOf(x, shape, strides, x.storage_offset());
   Tensor packed = detail::emptyTensor(shape, x.dtype(), x.device(), false, args.loc);
-  const int64_t outputs = out[0].numel();
-  const int64_t segment = outputs == 0 ? 0 : packed.numel() / outputs;
-  kernels::copyValues(packed, view);
+  kernels::copyValues(packed, kernels::aliasOf(x, shape, strides, x.storage_offset()));
   dispatchDType(x.dtype(), [&]<class T>() {
-    const T* src = static_cast<const T*>(packed.rawData());
-    T* dst = static_cast<T*>(out[0].rawData());
-    int64_t grain = std::max<int64_t>(1, kernels::kElementwiseGrain / std::max<int64_t>(segment, 1));
-    parallelFor(0, outputs, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) dst[o] = Reducer<T>::reduce(kind, src + o * segment, segment);
-    });
+    reduceInPlace(kind, static_cast<const T*>(packed.rawData()), outputs, packed.numel() / outputs, 1,
+                  static_cast<T*>(out[0].rawData()));
   });
 }
 

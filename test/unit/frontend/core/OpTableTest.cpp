@@ -116,6 +116,21 @@ TEST(Prod, GradientMatchesFiniteDifferences) {
       [](const std::vector<Tensor>& in) { return prod(in[0], {1}, true); }, {randn({3, 4}, kFloat64)}));
 }
 
+// Contiguous inputs with consecutive reduced dims reduce in place; other layouts are
+// packed first. Both paths must agree, on shapes that span several column chunks.
+TEST(Reduce, InPlaceAndPackedPathsAgree) {
+  manual_seed(8);
+  Tensor x = randn({7, 1300, 3}, kFloat64);
+  Tensor y = x.permute({2, 0, 1}).contiguous().permute({1, 2, 0});  // same values, other strides
+  ASSERT_FALSE(y.is_contiguous());
+  for (const Shape& dims : std::vector<Shape>{{0}, {1}, {2}, {0, 1}, {1, 2}, {0, 2}, {}}) {
+    SCOPED_TRACE(formatShape(dims));
+    EXPECT_LT(amax(abs(sub(sum(x, dims), sum(y, dims)))).item<double>(), 1e-9);
+    EXPECT_EQ(amax(abs(sub(amax(x, dims), amax(y, dims)))).item<double>(), 0.0);
+    EXPECT_EQ(amax(abs(sub(amin(x, dims, true), amin(y, dims, true)))).item<double>(), 0.0);
+  }
+}
+
 TEST(MaxMin, LibTorchOverloads) {
   Tensor x = tensor(std::vector<float>{1, 5, 5, 7, 2, 0}, Shape{2, 3});
   auto [v, i] = max(x, 1);
