@@ -1,0 +1,144 @@
+// The optimizer base: options per parameter group, zero_grad/step, per-parameter state and
+// its state_dict, as torch::optim::Optimizer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "kiln/core/OrderedDict.h"
+#include "kiln/core/Tensor.h"
+
+namespace kiln::optim {
+
+// Declares a hyperparameter as LibTorch's TORCH_ARG: `options.momentum(0.9)` sets it and
+// returns the options for chaining, `options.momentum()` reads it. The class names itself
+// `Self`; a default value may follow: `KILN_OPTIM_ARG(double, momentum) = 0;`.
+#define KILN_OPTIM_ARG(Type, name)           \
+ public:                                     \
+  Self& name(Type value) {                   \
+    name##_ = value;                         \
+    return static_cast<Self&>(*this);        \
+  }                                          \
+  Type name() const { return name##_; }      \
+                                             \
+ private:                                    \
+  Type name##_
+
+// Receives each hyperparameter of an options object by its PyTorch param_groups name, so
+// state_dict and load_state_dict need no per-optimizer code.
+class OptionsVisitor {
+ public:
+  virtual ~OptionsVisitor() = default;
+  virtual void field(std::string_view name, double& value) = 0;
+  virtual void field(std::string_view name, bool& value) = 0;
+  virtual void field(std::string_view name, std::tuple<double, double>& value) = 0;
+};
+
+// The hyperparameters of one parameter group (SGDOptions, AdamOptions, ...).
+class OptimizerOptions {
+ public:
+  virtual ~OptimizerOptions() = default;
+  virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
+  // The learning rate, for schedulers that work with any optimizer.
+  virtual double get_lr() const = 0;
+  virtual void set_lr(double lr) = 0;
+  // Calls visitor.field(name, value) for every hyperparameter, lr first.
+  virtual void visit(OptionsVisitor& visitor) = 0;
+  // kiln::Error naming `op` for a value PyTorch's constructor rejects (lr < 0, ...).
+  virtual void validate(std::string_view op, const SourceLoc& loc) const = 0;
+};
+
+// Parameters that share options. Without options of its own a group takes a copy of the
+// optimizer's defaults when it is added.
+class OptimizerParamGroup {
+ public:
+  OptimizerParamGroup(std::vector<Tensor> params);  // NOLINT: implicit as in LibTorch
+  OptimizerParamGroup(std::vector<Tensor> params, std::unique_ptr<OptimizerOptions> options);
+  OptimizerParamGroup(const OptimizerParamGroup& other);
+  OptimizerParamGroup& operator=(const OptimizerParamGroup& other);
+  OptimizerParamGroup(OptimizerParamGroup&&) = default;
+  OptimizerParamGroup& operator=(OptimizerParamGroup&&) = default;
+
+  std::vector<Tensor>& params() { return params_; }
+  const std::vector<Tensor>& params() const { return params_; }
+  bool has_options() const { return options_ != nullptr; }
+  // The group's options; cast to the optimizer's kind: static_cast<SGDOptions&>(...).
+  OptimizerOptions& options();
+  const OptimizerOptions& options() const;
+  void set_options(std::unique_ptr<OptimizerOptions> options) { options_ = std::move(options); }
+
+ private:
+  std::vector<Tensor> params_;
+  std::unique_ptr<OptimizerOptions> options_;
+};
+
+class Optimizer {
+ public:
+  using LossClosure = std::function<Tensor()>;
+
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+  virtual ~Optimizer() = default;
+
+  // Adds a group; Error for an undefined or non-leaf parameter, one already optimized, or
+  // invalid options.
+  void add_param_group(const OptimizerParamGroup& group, const SourceLoc& loc = SourceLoc::current());
+
+  // Clears every parameter's .grad: undefined when set_to_none (PyTorch 2's default, so the
+  // next backward assigns a fresh tensor), else zeroed in place and detached.
+  void zero_grad(bool set_to_none = true, const SourceLoc& loc = SourceLoc::current());
+
+  // One update of every parameter that has a gradient, in place under NoGradGuard with
+  // ordinary tensor ops (so a trace records them). With a closure, it is called first to
+  // recompute the loss, which step returns.
+  Tensor step(LossClosure closure = nullptr, const SourceLoc& loc = SourceLoc::current());
+
+  std::vector<OptimizerParamGroup>& param_groups() { return groups_; }
+  const std::vector<OptimizerParamGroup>& param_groups() const { return groups_; }
+  const OptimizerOptions& defaults() const { return *defaults_; }
+  // The number of parameters over all groups.
+  size_t size() const;
+
+  // A parameter's state tensors by name ("momentum_buffer", "exp_avg", ...), made on the
+  // first step that updates it; null before that or for a tensor not optimized here.
+  const OrderedDict<Tensor>* state(const Tensor& param) const;
+
+  // PyTorch's {state, param_groups} flattened into one dict of tensors, so it can be saved
+  // with io::save: "state.<i>.<name>" (i counts parameters over all groups in order; the
+  // live state tensors, not copies), "param_groups.<g>.params" (int64 indices) and
+  // "param_groups.<g>.<hyperparameter>" (0-d float64 or bool; betas a float64 pair).
+  OrderedDict<Tensor> state_dict() const;
+  // Restores hyperparameters and copies of the state from a state_dict() of an optimizer
+  // of the same kind whose groups have as many parameters. Everything is checked before
+  // anything changes; Error naming the key and what is wrong otherwise.
+  void load_state_dict(const OrderedDict<Tensor>& state_dict,
+                       const SourceLoc& loc = SourceLoc::current());
+
+ protected:
+  // `name` ("SGD") prefixes error messages: kiln::optim::SGD: ...
+  Optimizer(std::string name, std::vector<OptimizerParamGroup> groups,
+            std::unique_ptr<OptimizerOptions> defaults, const SourceLoc& loc);
+
+  // Updates the parameters of one group that have a gradient. Runs under NoGradGuard.
+  virtual void update(OptimizerParamGroup& group, const SourceLoc& loc) = 0;
+  // The state names a step makes for a parameter of a group with these options, in order.
+  virtual std::vector<std::string> stateNames(const OptimizerOptions& options) const = 0;
+
+  // The parameter's state, empty until the optimizer fills it.
+  OrderedDict<Tensor>& stateOf(const Tensor& param);
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  std::unique_ptr<OptimizerOptions> defaults_;
+  std::vector<OptimizerParamGroup> groups_;
+  std::unordered_map<const TensorImpl*, OrderedDict<Tensor>> state_;
+};
+
+}  // namespace kiln::optim
