@@ -89,8 +89,10 @@ std::vector<Tensor> dispatch(const OpDef& op, std::vector<Tensor> inputs, const 
   const bool symbolic = hook && hook->symbolic();
   std::vector<TensorMeta> metas = op.shape(op, checkedMetas(op, inputs, symbolic, loc), attrs, loc);
   std::vector<Tensor> outputs = compute(op, inputs, metas, attrs, symbolic, loc);
-  if (needsGrad(op, inputs)) recordGrad(op, inputs, outputs, attrs, loc);
+  // The hook first: the autograd node keeps detached aliases of the outputs, which the
+  // tracer can only bind to values it has recorded.
   if (hook) hook->onOp(OpCall{op, inputs, attrs, outputs, loc, false});
+  if (needsGrad(op, inputs)) recordGrad(op, inputs, outputs, attrs, loc);
   return outputs;
 }
 

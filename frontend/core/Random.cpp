@@ -3,6 +3,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "kiln/core/Dispatcher.h"
 #include "kiln/core/Storage.h"
 
 namespace kiln {
@@ -115,7 +116,15 @@ Generator Generator::reserve(uint64_t blocks) {
   return start;
 }
 
-void manual_seed(uint64_t seed) { setDefaultGenerator({seed, 0}); }
+void manual_seed(uint64_t seed, const SourceLoc& loc) {
+  // The generator is state the tracer binds when an op reads it; a reset here would not be
+  // recorded, so later calls would silently continue the old stream.
+  if (currentDispatchHook())
+    throw TraceError::make(loc, "manual_seed",
+                           "cannot reseed the generator inside a traced function: the reset "
+                           "would not be recorded. Seed before calling it");
+  setDefaultGenerator({seed, 0});
+}
 
 std::shared_ptr<Storage> defaultGeneratorStorage() { return stateStorage(); }
 

@@ -48,7 +48,9 @@ Tensor Tensor::detach() const {
   impl->gradFn = nullptr;
   impl->outputNr = 0;
   impl->grad = nullptr;
-  return Tensor(std::move(impl));
+  Tensor alias(std::move(impl));
+  if (DispatchHook* hook = currentDispatchHook()) hook->onAlias(*this, alias);
+  return alias;
 }
 
 void Tensor::backward(const Tensor& gradient, bool retainGraph, const SourceLoc& loc) const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <string_view>
@@ -27,6 +28,28 @@ class RegionGuard {
 };
 
 constexpr int kMaxThreads = 1024;
+
+// How long an idle worker, or a caller waiting for its job's last chunk, polls before it
+// sleeps. Waking a sleeping thread takes tens of microseconds on a VM, longer than a
+// 1M-element op; OpenMP's workers spin for the same reason (GOMP_SPINCOUNT).
+constexpr std::chrono::microseconds kSpin{50};
+
+void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Polls `ready` for up to kSpin; true as soon as it holds.
+template <class Ready>
+bool spinUntil(Ready ready) {
+  auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (unsigned i = 1;; ++i) {
+    if (ready()) return true;
+    cpuRelax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return false;
+  }
+}
 
 }  // namespace
 
@@ -64,6 +87,9 @@ struct ThreadPool::Job {
   }
 
   void wait() {
+    // The acquire pairs with the last chunk's decrement, which follows its write of
+    // `error`; the worker still holds the job, so its pending notify_all is safe.
+    if (spinUntil([&] { return pending.load(std::memory_order_acquire) == 0; })) return;
     std::unique_lock lock(mutex);
     done.wait(lock, [&] { return pending.load() == 0; });
   }
@@ -143,6 +169,7 @@ void ThreadPool::enqueue(const std::shared_ptr<Job>& job) {
   {
     std::lock_guard lock(mutex_);
     queue_.push_back(job);
+    queued_.store(int(queue_.size()), std::memory_order_release);
   }
   wake_.notify_all();
 }
@@ -151,19 +178,28 @@ void ThreadPool::dequeue(const std::shared_ptr<Job>& job) {
   std::lock_guard lock(mutex_);
   auto it = std::find(queue_.begin(), queue_.end(), job);
   if (it != queue_.end()) queue_.erase(it);
+  queued_.store(int(queue_.size()), std::memory_order_release);
 }
 
 void ThreadPool::workerLoop() {
   tInParallelRegion = true;
   std::unique_lock lock(mutex_);
   while (true) {
+    if (queue_.empty() && !stopping_) {
+      lock.unlock();
+      spinUntil([&] { return queued_.load(std::memory_order_acquire) > 0; });
+      lock.lock();
+    }
     wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (stopping_) return;
     std::shared_ptr<Job> job = queue_.front();
     lock.unlock();
     job->claimAndRunChunks();
     lock.lock();
-    if (!queue_.empty() && queue_.front() == job) queue_.pop_front();  // exhausted
+    if (!queue_.empty() && queue_.front() == job) {  // exhausted
+      queue_.pop_front();
+      queued_.store(int(queue_.size()), std::memory_order_release);
+    }
   }
 }
 

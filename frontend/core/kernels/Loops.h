@@ -9,6 +9,17 @@
 #include "kiln/core/Tensor.h"
 #include "kiln/core/ThreadPool.h"
 
+// Compiles a hot loop twice, for x86-64-v3 (AVX2) and for the build's baseline, and picks
+// one at load time (GCC function multiversioning, as ATen's per-CPU kernels). Results do
+// not depend on the clone: FMA contraction is off and the loops use no approximate
+// instructions, so both compute the same IEEE operations. Off under ASan (the asan config
+// also runs UBSan), which does not support ifunc resolvers.
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#define KILN_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define KILN_VECTOR_CLONES
+#endif
+
 namespace kiln::kernels {
 
 // Elements per parallel chunk: small enough to spread 1M elements over 16 cores, large

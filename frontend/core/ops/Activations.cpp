@@ -4,6 +4,8 @@
 #include <numbers>
 
 #include "frontend/core/kernels/Map.h"
+#include "frontend/core/kernels/VecMath.h"
+#include "frontend/core/ops/FusedEager.h"
 #include "frontend/core/ops/OpTable.h"
 #include "frontend/core/ops/ShapeRules.h"
 #include "kiln/core/Dispatcher.h"
@@ -44,6 +46,20 @@ std::vector<Tensor> geluGrad(const GradArgs& a) {
   return {mul(a.gradOutputs[0], add(cdf, mul(x, pdf, l), l), l)};
 }
 
+// The composition below in one pass, operation for operation: each scalar is rounded to
+// x's dtype as scalar_tensor does, and each step rounds as its op's kernel would.
+Tensor geluTanhFused(const Tensor& x, double beta, const SourceLoc& loc) {
+  Tensor out = empty(x.sizes(), x.dtype(), loc);
+  dispatchDTypeAmong<DType::Float32, DType::Float64>(x.dtype(), "gelu", loc, [&]<class T>() {
+    const T c = T(0.044715), b = T(beta), half = T(0.5), one = T(1);
+    kernels::map<T, T>(out, {&x}, [=](T v) {
+      T inner = (v + v * v * v * c) * b;
+      return v * half * (kernels::tanh(inner) + one);
+    });
+  });
+  return out;
+}
+
 }  // namespace
 
 const OpDef kGelu{"gelu", "kiln.gelu", geluShape, geluKernel, nullptr, geluGrad};
@@ -59,6 +75,7 @@ Tensor gelu(const Tensor& x, std::string_view approximate, const SourceLoc& loc)
   if (approximate == "none") return dispatch1(ops::kGelu, {x}, {}, loc);
   ops::requireDType(ops::kGelu, {x.sizes(), x.dtype(), x.device()}, ops::DTypeClass::Floating, loc);
   const double kBeta = std::sqrt(2.0 / std::numbers::pi);
+  if (ops::mayFuseEagerly({&x})) return ops::geluTanhFused(x, kBeta, loc);
   Tensor inner = mul(add(x, mul(mul(mul(x, x, loc), x, loc), 0.044715, loc), loc), kBeta, loc);
   return mul(mul(x, 0.5, loc), add(tanh(inner, loc), 1.0, loc), loc);
 }

@@ -1,13 +1,17 @@
-// Convolution and pooling ops of the op table (kiln.conv2d, kiln.pool2d): oneDNN for f32,
+// Convolution and pooling ops of the op table (kiln.conv2d, kiln.pool2d): oneDNN for f32
+// (convolutions in its blocked layouts where plain ones would get im2col + sgemm),
 // reference loops for other dtypes, gradients composed from primitive ops.
+#include <algorithm>
+#include <cstring>
 #include <limits>
-
-#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 
 #include "frontend/core/kernels/Copy.h"
+#include "frontend/core/kernels/OneDnn.h"
 #include "frontend/core/ops/Compose.h"
 #include "frontend/core/ops/OpTable.h"
 #include "kiln/core/Dispatcher.h"
+#include "kiln/core/Storage.h"
 #include "kiln/core/ThreadPool.h"
 
 namespace kiln {
@@ -65,30 +69,137 @@ std::vector<TensorMeta> convShape(const OpDef& op, std::span<const TensorMeta> i
   return {TensorMeta{{x[0], w[0], win.outH(x[2]), win.outW(x[3])}, in[0].dtype, in[0].device}};
 }
 
-dnnl::engine& cpuEngine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
+// ---- conv2d on oneDNN ------------------------------------------------------------------
+
+namespace onednn = kernels::onednn;
+using dnnl::memory;
+
+// How oneDNN runs one convolution geometry. The plain primitive reads NCHW/OIHW in place.
+// The blocked one runs in oneDNN's own layouts (nChw16c on AVX-512): src is reordered in,
+// dst out, and the weights come from the reordered-weights cache.
+struct ConvPlan {
+  onednn::Primitive conv;
+  memory::desc src, weights, dst;  // as conv reads and writes them
+  // Blocked plans only: srcIn reads x from plainSrc (its own strides when srcStrided, else
+  // NCHW), dstOut writes NCHW plainDst.
+  bool blocked = false, srcStrided = false;
+  memory::desc plainSrc, plainDst;
+  onednn::Primitive srcIn, dstOut;
+};
+
+// im2col + sgemm. oneDNN picks it for plain layouts; it is slow for kernels larger than
+// 1x1 (the im2col copy) and for groups (a small gemm per group). A 1x1 convolution with one
+// group is a single sgemm with no im2col and stays plain: the reorders would cost more.
+bool worthTryingBlocked(const std::string& plainImpl, const Shape& ws, int64_t groups) {
+  return plainImpl.find("gemm") != std::string::npos && (ws[2] * ws[3] > 1 || groups > 1);
 }
 
-void onednnConv(const Tensor& x, const Tensor& w, const Window& win, int64_t groups, Tensor& out) {
-  using namespace dnnl;
+// The blocked primitive must be another implementation than the plain one, and not the
+// reference loops: for some shapes (the depthwise weight gradient) oneDNN has nothing
+// better than the same gemm.
+bool blockedIsBetter(const std::string& blockedImpl, const std::string& plainImpl) {
+  return !blockedImpl.empty() && blockedImpl != plainImpl && blockedImpl.rfind("ref", 0) != 0;
+}
+
+// OIHW weights as oneDNN sees them: GOIHW when grouped.
+Shape weightDims(const Shape& ws, int64_t groups) {
+  if (groups == 1) return ws;
+  return {groups, ws[0] / groups, ws[1], ws[2], ws[3]};
+}
+
+std::optional<memory::desc> weightDesc(const Tensor& w, int64_t groups) {
+  const Strides& s = w.strides();
+  if (groups == 1) return onednn::stridedDesc(w.sizes(), s);
+  return onednn::stridedDesc(weightDims(w.sizes(), groups),
+                             {s[0] * (w.sizes()[0] / groups), s[0], s[1], s[2], s[3]});
+}
+
+std::shared_ptr<const ConvPlan> makeConvPlan(const Tensor& x, const Shape& ws, const Window& win,
+                                             int64_t groups, const Shape& ys) {
   using tag = memory::format_tag;
-  const Shape& ws = w.sizes();
-  memory::desc xMd(x.sizes(), memory::data_type::f32, tag::nchw);
-  memory::desc wMd = groups == 1
-                         ? memory::desc(ws, memory::data_type::f32, tag::oihw)
-                         : memory::desc({groups, ws[0] / groups, ws[1], ws[2], ws[3]},
-                                        memory::data_type::f32, tag::goihw);
-  memory::desc yMd(out.sizes(), memory::data_type::f32, tag::nchw);
-  convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct, xMd, wMd,
-                                 yMd, {win.sh, win.sw}, {win.dh - 1, win.dw - 1}, {win.pt, win.pl},
-                                 {win.pb, win.pr});
-  convolution_forward::primitive_desc pd(desc, cpuEngine());
-  memory xm(xMd, cpuEngine(), x.rawData()), wm(wMd, cpuEngine(), w.rawData()),
-      ym(yMd, cpuEngine(), out.rawData());
-  stream s(cpuEngine());
-  convolution_forward(pd).execute(s, {{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}});
-  s.wait();
+  const auto f32 = memory::data_type::f32;
+  const Shape wd = weightDims(ws, groups);
+  // allowEmpty: an empty descriptor, not an exception, when no implementation fits.
+  auto primitiveDesc = [&](dnnl::prop_kind prop, tag layout, tag weightLayout, bool allowEmpty) {
+    dnnl::convolution_forward::desc desc(
+        prop, dnnl::algorithm::convolution_direct, memory::desc(x.sizes(), f32, layout),
+        memory::desc(wd, f32, weightLayout), memory::desc(ys, f32, layout), {win.sh, win.sw},
+        {win.dh - 1, win.dw - 1}, {win.pt, win.pl}, {win.pb, win.pr});
+    return dnnl::convolution_forward::primitive_desc(desc, onednn::userScratchpad(), onednn::engine(),
+                                                     allowEmpty);
+  };
+  auto plan = std::make_shared<ConvPlan>();
+  auto plain = primitiveDesc(dnnl::prop_kind::forward_inference, tag::nchw,
+                             groups == 1 ? tag::oihw : tag::goihw, false);
+  const std::string plainImpl = plain.impl_info_str();
+  if (worthTryingBlocked(plainImpl, ws, groups)) {
+    // forward_training, as LibTorch's ideep asks: oneDNN 2.6 then picks the nChw16c direct
+    // kernels (jit:avx512_core, jit_dw). forward_inference picks brgconv on NHWC, whose
+    // reorders from NCHW cost more, and a weight layout that is slow to reorder into.
+    auto blocked = primitiveDesc(dnnl::prop_kind::forward_training, tag::any, tag::any, true);
+    if (blocked && blockedIsBetter(blocked.impl_info_str(), plainImpl)) {
+      plan->conv = onednn::makePrimitive<dnnl::convolution_forward>(blocked);
+      plan->src = blocked.src_desc();
+      plan->weights = blocked.weights_desc();
+      plan->dst = blocked.dst_desc();
+      plan->blocked = true;
+      std::optional<memory::desc> strided = onednn::stridedDesc(x.sizes(), x.strides());
+      plan->srcStrided = strided.has_value();
+      plan->plainSrc = strided.value_or(memory::desc(x.sizes(), f32, tag::nchw));
+      plan->plainDst = memory::desc(ys, f32, tag::nchw);
+      plan->srcIn = onednn::makeReorder(plan->plainSrc, plan->src);
+      plan->dstOut = onednn::makeReorder(plan->dst, plan->plainDst);
+      return plan;
+    }
+  }
+  plan->conv = onednn::makePrimitive<dnnl::convolution_forward>(plain);
+  plan->src = plain.src_desc();
+  plan->weights = plain.weights_desc();
+  plan->dst = plain.dst_desc();
+  return plan;
+}
+
+// Plans by geometry, and by x's strides, which the blocked src reorder reads.
+std::shared_ptr<const ConvPlan> convPlan(const Tensor& x, const Shape& ws, const Window& win,
+                                         int64_t groups, const Shape& ys) {
+  std::vector<int64_t> key(x.sizes());
+  for (size_t d = 0; d < x.sizes().size(); ++d) key.push_back(x.sizes()[d] == 1 ? 0 : x.strides()[d]);
+  key.insert(key.end(), ws.begin(), ws.end());
+  key.insert(key.end(), {groups, win.sh, win.sw, win.dh, win.dw, win.pt, win.pb, win.pl, win.pr});
+  static auto* plans = new onednn::PlanCache<ConvPlan>(128);
+  return plans->get(std::move(key), [&] { return makeConvPlan(x, ws, win, groups, ys); });
+}
+
+// Plain plans read dense NCHW/OIHW. Blocked plans reorder x through its strides where
+// oneDNN can describe them (the backward passes hand in transposed views), and likewise
+// the weights into the cache.
+void onednnConv(const Tensor& xIn, const Tensor& wIn, const Window& win, int64_t groups, Tensor& out,
+                const SourceLoc& loc) {
+  const std::shared_ptr<const ConvPlan> plan = convPlan(xIn, wIn.sizes(), win, groups, out.sizes());
+  dnnl::engine& engine = onednn::engine();
+  if (!plan->blocked) {
+    Tensor x = kernels::contiguousValues(xIn, loc), w = kernels::contiguousValues(wIn, loc);
+    plan->conv.run({{DNNL_ARG_SRC, memory(plan->src, engine, x.rawData())},
+                    {DNNL_ARG_WEIGHTS, memory(plan->weights, engine, w.rawData())},
+                    {DNNL_ARG_DST, memory(plan->dst, engine, out.rawData())}});
+    return;
+  }
+  Tensor x = plan->srcStrided ? xIn : kernels::contiguousValues(xIn, loc);
+  Tensor w = wIn;
+  std::optional<memory::desc> wPlain = weightDesc(w, groups);
+  if (!wPlain) {
+    w = kernels::contiguousValues(wIn, loc);
+    wPlain = weightDesc(w, groups);
+  }
+  // Kiln's allocator keeps freed blocks of these sizes for the next call.
+  std::shared_ptr<Storage> xBuffer = Storage::allocate(plan->src.get_size(), kCPU, "conv2d");
+  std::shared_ptr<Storage> yBuffer = Storage::allocate(plan->dst.get_size(), kCPU, "conv2d");
+  memory xb(plan->src, engine, xBuffer->data()), yb(plan->dst, engine, yBuffer->data());
+  plan->srcIn.run({{DNNL_ARG_FROM, memory(plan->plainSrc, engine, x.rawData())}, {DNNL_ARG_TO, xb}});
+  plan->conv.run({{DNNL_ARG_SRC, xb},
+                  {DNNL_ARG_WEIGHTS, onednn::reorderedWeights(w, *wPlain, plan->weights)},
+                  {DNNL_ARG_DST, yb}});
+  plan->dstOut.run({{DNNL_ARG_FROM, yb}, {DNNL_ARG_TO, memory(plan->plainDst, engine, out.rawData())}});
 }
 
 // Direct convolution for dtypes oneDNN lacks; accumulates in OpMath.
@@ -121,13 +232,13 @@ void referenceConv(const Tensor& x, const Tensor& w, const Window& win, int64_t 
 }
 
 void convKernel(const OpArgs& args, std::span<Tensor> out) {
-  Tensor x = kernels::contiguousValues(args.inputs[0], args.loc);
-  Tensor w = kernels::contiguousValues(args.inputs[1], args.loc);
+  const Tensor &x = args.inputs[0], &w = args.inputs[1];
   const Window win = windowOf(args.attrs, w.sizes()[2], w.sizes()[3]);
   const int64_t groups = args.attrs.get<int64_t>("groups");
   if (out[0].numel() == 0) return;
-  if (x.dtype() == kFloat32) onednnConv(x, w, win, groups, out[0]);
-  else referenceConv(x, w, win, groups, out[0]);
+  if (x.dtype() == kFloat32) onednnConv(x, w, win, groups, out[0], args.loc);
+  else referenceConv(kernels::contiguousValues(x, args.loc), kernels::contiguousValues(w, args.loc), win,
+                     groups, out[0]);
 }
 
 Tensor conv(const Tensor& x, const Tensor& w, Shape stride, Shape padding, Shape dilation,
@@ -138,15 +249,16 @@ Tensor conv(const Tensor& x, const Tensor& w, Shape stride, Shape padding, Shape
                    loc);
 }
 
-// Pads (or crops, for negative amounts) H and W by the given amounts.
-Tensor padOrCrop(Tensor t, int64_t top, int64_t bottom, int64_t left, int64_t right, const SourceLoc& loc) {
-  auto fit = [&](int64_t dim, int64_t before, int64_t after) {
-    t = padDim(t, dim, std::max<int64_t>(before, 0), std::max<int64_t>(after, 0), 0.0, loc);
+// Crops H and W by the negative ones of the given amounts (a view); the positive ones are
+// the convolution's padding.
+Tensor cropNegative(Tensor t, int64_t top, int64_t bottom, int64_t left, int64_t right,
+                    const SourceLoc& loc) {
+  auto crop = [&](int64_t dim, int64_t before, int64_t after) {
     const int64_t n = t.sizes()[dim];
     t = t.slice(dim, std::max<int64_t>(-before, 0), n - std::max<int64_t>(-after, 0), 1, loc);
   };
-  fit(2, top, bottom);
-  fit(3, left, right);
+  crop(2, top, bottom);
+  crop(3, left, right);
   return t;
 }
 
@@ -165,8 +277,11 @@ Tensor convInputGrad(const Tensor& g, const Tensor& w, const Window& win, int64_
   // Rows/columns of x no window reached get zero gradient: pad the far side by them.
   const int64_t restH = xs[2] + win.pt + win.pb - eh - 1 - (g.sizes()[2] - 1) * win.sh;
   const int64_t restW = xs[3] + win.pl + win.pr - ew - 1 - (g.sizes()[3] - 1) * win.sw;
-  Tensor padded = padOrCrop(spread, eh - win.pt, eh - win.pb + restH, ew - win.pl, ew - win.pr + restW, loc);
-  return conv(padded, wt, {1, 1}, {0, 0, 0, 0}, {win.dh, win.dw}, groups, loc);
+  const Shape pad{eh - win.pt, eh - win.pb + restH, ew - win.pl, ew - win.pr + restW};
+  Tensor cropped = cropNegative(spread, pad[0], pad[1], pad[2], pad[3], loc);
+  Shape convPad(4);
+  for (size_t i = 0; i < 4; ++i) convPad[i] = std::max<int64_t>(pad[i], 0);
+  return conv(cropped, wt, {1, 1}, convPad, {win.dh, win.dw}, groups, loc);
 }
 
 // dL/dw: for groups == 1, x with N and C swapped convolved with g (N and O swapped)
@@ -222,16 +337,12 @@ std::vector<TensorMeta> poolShape(const OpDef& op, std::span<const TensorMeta> i
 
 // Max: the largest value in the window (padding never wins; NaN wins, as PyTorch).
 // Avg: the window sum over kh*kw, padding counted (PyTorch's count_include_pad default).
-void poolKernel(const OpArgs& args, std::span<Tensor> out) {
-  Tensor x = kernels::contiguousValues(args.inputs[0], args.loc);
-  const Shape& window = args.attrs.get<Shape>("window");
-  const Window win = windowOf(args.attrs, window[0], window[1]);
-  const bool isMax = args.attrs.get<std::string>("kind") == "max";
-  const Shape &xs = x.sizes(), &ys = out[0].sizes();
+void referencePool(const Tensor& x, const Window& win, bool isMax, Tensor& out) {
+  const Shape &xs = x.sizes(), &ys = out.sizes();
   dispatchDType(x.dtype(), [&]<class T>() {
     using M = OpMathType<T>;
     const T* px = static_cast<const T*>(x.rawData());
-    T* py = static_cast<T*>(out[0].rawData());
+    T* py = static_cast<T*>(out.rawData());
     parallelFor(0, ys[0] * ys[1], 1, [&](int64_t begin, int64_t end) {
       for (int64_t nc = begin; nc < end; ++nc)
         for (int64_t i = 0; i < ys[2]; ++i)
@@ -249,6 +360,70 @@ void poolKernel(const OpArgs& args, std::span<Tensor> out) {
           }
     });
   });
+}
+
+// Whether contiguous f32 x holds a NaN. It runs before every oneDNN max pool, so it must
+// cost a fraction of one: four lanes at a time (GCC vector extensions: SSE2 on any x86-64,
+// NEON on ARM), which -O2 does not vectorise from a scalar loop.
+bool containsNaN(const Tensor& x) {
+  using Floats = float __attribute__((vector_size(16)));
+  using Mask = int32_t __attribute__((vector_size(16)));
+  constexpr int64_t kLanes = 4, kBlock = 64;
+  const float* p = static_cast<const float*>(x.rawData());
+  const int64_t n = x.numel();
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    Mask nan = {};
+    for (int64_t k = 0; k < kBlock; k += kLanes) {
+      Floats v;
+      std::memcpy(&v, p + i + k, sizeof v);
+      nan |= v != v;
+    }
+    for (int64_t lane = 0; lane < kLanes; ++lane)
+      if (nan[lane]) return true;
+  }
+  for (; i < n; ++i)
+    if (p[i] != p[i]) return true;
+  return false;
+}
+
+struct PoolPlan {
+  onednn::Primitive pool;
+  memory::desc src, dst;
+};
+
+// oneDNN's jit pooling reads NCHW directly (no reorders). Its max drops NaNs, which
+// PyTorch propagates: the caller sends inputs with a NaN to the reference loop instead.
+void onednnPool(const Tensor& x, const Window& win, bool isMax, Tensor& out) {
+  std::vector<int64_t> key(x.sizes());
+  key.insert(key.end(), {isMax, win.kh, win.kw, win.sh, win.sw, win.pt, win.pb, win.pl, win.pr});
+  static auto* plans = new onednn::PlanCache<PoolPlan>(64);
+  auto plan = plans->get(std::move(key), [&] {
+    const auto f32 = memory::data_type::f32;
+    const auto nchw = memory::format_tag::nchw;
+    memory::desc src(x.sizes(), f32, nchw), dst(out.sizes(), f32, nchw);
+    dnnl::pooling_forward::desc desc(
+        dnnl::prop_kind::forward_inference,
+        isMax ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_include_padding, src, dst,
+        {win.sh, win.sw}, {win.kh, win.kw}, {win.pt, win.pl}, {win.pb, win.pr});
+    dnnl::pooling_forward::primitive_desc pd(desc, onednn::userScratchpad(), onednn::engine());
+    return std::make_shared<const PoolPlan>(
+        PoolPlan{onednn::makePrimitive<dnnl::pooling_forward>(pd), src, dst});
+  });
+  dnnl::engine& engine = onednn::engine();
+  plan->pool.run({{DNNL_ARG_SRC, memory(plan->src, engine, x.rawData())},
+                  {DNNL_ARG_DST, memory(plan->dst, engine, out.rawData())}});
+}
+
+void poolKernel(const OpArgs& args, std::span<Tensor> out) {
+  Tensor x = kernels::contiguousValues(args.inputs[0], args.loc);
+  const Shape& window = args.attrs.get<Shape>("window");
+  const Window win = windowOf(args.attrs, window[0], window[1]);
+  const bool isMax = args.attrs.get<std::string>("kind") == "max";
+  if (out[0].numel() == 0) return;
+  const bool dilated = win.dh != 1 || win.dw != 1;
+  if (x.dtype() == kFloat32 && !dilated && !(isMax && containsNaN(x))) onednnPool(x, win, isMax, out[0]);
+  else referencePool(x, win, isMax, out[0]);
 }
 
 // Flat indices into the padded H'xW' plane of every window element: [Ho*Wo, kh*kw].

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "frontend/core/kernels/Map.h"
+#include "frontend/core/kernels/VecMath.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
 #include "frontend/core/ops/OpTable.h"
@@ -57,12 +58,12 @@ constexpr KernelFn kAnyBinary = binaryKernel<Fn, DType::Float32, DType::Float64,
   };
 KILN_FN(Neg, -x)
 KILN_FN(Abs, x < T(0) ? -x : (x == T(0) ? T(0) : x))  // abs(-0.0) is +0.0
-KILN_FN(Exp, std::exp(x))
-KILN_FN(Log, std::log(x))
+KILN_FN(Exp, kernels::exp(x))
+KILN_FN(Log, kernels::log(x))
 KILN_FN(Sqrt, std::sqrt(x))
 KILN_FN(Rsqrt, T(1) / std::sqrt(x))
-KILN_FN(Tanh, std::tanh(x))
-KILN_FN(Sigmoid, T(1) / (T(1) + std::exp(-x)))
+KILN_FN(Tanh, kernels::tanh(x))
+KILN_FN(Sigmoid, T(1) / (T(1) + kernels::exp(-x)))
 KILN_FN(Relu, (x != x || x > T(0)) ? x : T(0))  // NaN propagates, as PyTorch
 KILN_FN(Sin, std::sin(x))
 KILN_FN(Cos, std::cos(x))
@@ -79,7 +80,13 @@ KILN_FN(Not, !x)
   };
 KILN_FN2(Add, a + b)
 KILN_FN2(Sub, a - b)
-KILN_FN2(Mul, a * b)
+struct Mul {
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_same_v<T, bool>) return a && b;  // bool mul is and, as PyTorch
+    else return a * b;
+  }
+};
 KILN_FN2(Div, a / b)
 // Integers by repeated squaring, exact in 64 bits as PyTorch; negative exponents give
 // 1/a^|b| truncated (0 unless |a| == 1).
@@ -315,18 +322,19 @@ const OpDef kConvert{"convert", "kiln.convert", convertShape, convertKernel, nul
 // ---- public functions -----------------------------------------------------------------
 
 namespace {
-
 int category(DType dtype) { return dtype == kBool ? 0 : isFloatingPoint(dtype) ? 2 : 1; }
+}  // namespace
 
-// PyTorch's result_type for two tensors: dimensioned tensors decide unless a 0-d tensor
-// is of a higher category (bool < integral < floating).
-DType resultType(const Tensor& a, const Tensor& b) {
+DType ops::resultType(const Tensor& a, const Tensor& b) {
   bool aZero = a.dim() == 0, bZero = b.dim() == 0;
   if (aZero == bZero) return promoteTypes(a.dtype(), b.dtype());
   DType dimmed = aZero ? b.dtype() : a.dtype();
   DType zeroDim = aZero ? a.dtype() : b.dtype();
   return category(zeroDim) > category(dimmed) ? promoteTypes(dimmed, zeroDim) : dimmed;
 }
+
+namespace {
+using ops::resultType;
 
 Tensor expandTo(const Tensor& x, const Shape& shape, const SourceLoc& loc) {
   return x.sizes() == shape ? x : x.expand(shape, loc);

@@ -1,11 +1,15 @@
 // Composite ops (see kiln/core/Functional.h), written only with public frontend ops: no
-// kernels and no dispatch here, so autograd differentiates them and the tracer records
-// their insides as ordinary kiln ops that fusion can see.
+// dispatch here, so autograd differentiates them and the tracer records their insides as
+// ordinary kiln ops that fusion can see. softmax, log_softmax and layer_norm also have a
+// fused eager kernel (kernels/Fused.h) for when no one looks inside.
 #include "kiln/core/Functional.h"
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
+#include "frontend/core/kernels/Fused.h"
+#include "frontend/core/ops/FusedEager.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Dispatcher.h"
 
@@ -67,6 +71,16 @@ Tensor shiftedByMax(const Tensor& x, int64_t dim, const SourceLoc& loc) {
     max = amax(x, {dim}, true, loc);
   }
   return sub(x, max, loc);
+}
+
+// ops::mayFuseEagerly (no tracer, no gradient, f32/f64), and what the fused kernels assume
+// besides: host values (not a placeholder leaked from a symbolic trace, which the
+// composition rejects with a TraceError) and at least one element.
+bool fusable(std::initializer_list<const Tensor*> inputs) {
+  if (!ops::mayFuseEagerly(inputs) || (*inputs.begin())->numel() == 0) return false;
+  for (const Tensor* t : inputs)
+    if (t->defined() && (t->is_placeholder() || !t->device().isCPU())) return false;
+  return true;
 }
 
 // [1, C, 1, ...]: a per-channel tensor laid out to broadcast against x [N, C, *].
@@ -199,6 +213,7 @@ Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> m
 Tensor softmax(const Tensor& x, int64_t dim, const SourceLoc& loc) {
   requireFloating("softmax", "input", x, loc);
   dim = normalizeDim(dim, x.dim(), "softmax", loc);
+  if (fusable({&x})) return kernels::softmax(x.contiguous(loc), dim, /*log=*/false, loc);
   Tensor e = exp(shiftedByMax(x, dim, loc), loc);
   return div(e, sum(e, {dim}, true, loc), loc);
 }
@@ -206,6 +221,7 @@ Tensor softmax(const Tensor& x, int64_t dim, const SourceLoc& loc) {
 Tensor log_softmax(const Tensor& x, int64_t dim, const SourceLoc& loc) {
   requireFloating("log_softmax", "input", x, loc);
   dim = normalizeDim(dim, x.dim(), "log_softmax", loc);
+  if (fusable({&x})) return kernels::softmax(x.contiguous(loc), dim, /*log=*/true, loc);
   Tensor z = shiftedByMax(x, dim, loc);
   return sub(z, log(sum(exp(z, loc), {dim}, true, loc), loc), loc);
 }
@@ -242,6 +258,13 @@ Tensor layer_norm(const Tensor& x, const Shape& normalizedShape, const Tensor& w
                            " does not match the trailing dims of the input of shape ", x.sizes());
   requireShape("layer_norm", "weight", weight, normalizedShape, x, loc);
   requireShape("layer_norm", "bias", bias, normalizedShape, x, loc);
+  if (fusable({&x, &weight, &bias})) {
+    auto operand = [&](const Tensor& t) {
+      return t.defined() ? convert(t, x.dtype(), loc).contiguous(loc) : t;
+    };
+    return kernels::layerNorm(x.contiguous(loc), numel(normalizedShape), operand(weight),
+                              operand(bias), eps, loc);
+  }
   Shape dims;
   for (int64_t d = x.dim() - k; d < x.dim(); ++d) dims.push_back(d);
   Tensor deviation = sub(x, mean(x, dims, true, loc), loc);

@@ -1,12 +1,17 @@
 // In-place Tensor methods (add_, copy_, fill_, ...): the op's result is written into the
 // tensor's own storage and the tracer sees a state update (Dispatcher.h, OpCall::inPlace).
+#include <cmath>
+
 #include "frontend/core/ops/OpTable.h"
+#include "frontend/core/ops/ShapeRules.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
 
 namespace kiln {
 
 namespace {
+
+using ops::resultType;
 
 // `other` converted to self's dtype and broadcast to self's shape; the result may not
 // grow self (PyTorch: "output with shape [3] doesn't match the broadcast shape [2, 3]").
@@ -20,19 +25,46 @@ Tensor operandFor(const Tensor& self, const Tensor& other, const char* op, const
   return x.sizes() == shape ? x : x.expand(shape, loc);
 }
 
+// PyTorch's canCast: an in-place result may not go from floating to integral, or from
+// anything else to bool ("result type Float can't be cast to the desired output type Int").
+void requireCastable(const char* op, const Tensor& self, DType result, const SourceLoc& loc) {
+  bool narrowsKind = (isFloatingPoint(result) && !isFloatingPoint(self.dtype())) ||
+                     (result != kBool && self.dtype() == kBool);
+  if (narrowsKind)
+    throw TypeError::make(loc, op, "result type ", result,
+                          " can't be cast to the desired output type ", self.dtype(),
+                          " of the in-place tensor of shape ", self.sizes());
+}
+
 void binaryInPlace(const OpDef& op, const Tensor& self, const Tensor& other, const SourceLoc& loc) {
+  requireCastable(op.name.data(), self, resultType(self, other), loc);
   dispatchInPlace(op, self, {self, operandFor(self, other, op.name.data(), loc)}, {}, loc);
+}
+
+// other·alpha computed in the dtype self ⊕ other promotes to, as PyTorch does, so alpha is
+// not first rounded to other's dtype; integral results take only integral alphas.
+Tensor scaledOperand(const char* op, const Tensor& self, const Tensor& other, double alpha,
+                     const SourceLoc& loc) {
+  DType result = resultType(self, other);
+  requireCastable(op, self, result, loc);
+  if (alpha == 1.0) return other;
+  if (!isFloatingPoint(result) && alpha != std::trunc(alpha))
+    throw TypeError::make(loc, op, "alpha must be an integer for ", result,
+                          " operands (got ", alpha, "; other has shape ", other.sizes(), ")");
+  Tensor x = convert(other, result, loc);
+  if (isFloatingPoint(result)) return mul(x, alpha, loc);
+  return mul(x, scalarOperand(x, int64_t(alpha), ScalarKind::Integral, loc), loc);
 }
 
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& other, double alpha, const SourceLoc& loc) {
-  binaryInPlace(ops::kAdd, *this, alpha == 1.0 ? other : mul(other, alpha, loc), loc);
+  binaryInPlace(ops::kAdd, *this, scaledOperand("add", *this, other, alpha, loc), loc);
   return *this;
 }
 
 Tensor& Tensor::sub_(const Tensor& other, double alpha, const SourceLoc& loc) {
-  binaryInPlace(ops::kSub, *this, alpha == 1.0 ? other : mul(other, alpha, loc), loc);
+  binaryInPlace(ops::kSub, *this, scaledOperand("sub", *this, other, alpha, loc), loc);
   return *this;
 }
 
@@ -46,12 +78,13 @@ Tensor& Tensor::div_(const Tensor& other, const SourceLoc& loc) {
   return *this;
 }
 
+// A double is a floating scalar, as a Python float: int tensors reject it (PyTorch does).
 Tensor& Tensor::add_(double other, const SourceLoc& loc) {
-  return add_(scalar_tensor(other, dtype(), loc), 1.0, loc);
+  return add_(scalarOperand(*this, other, ScalarKind::Floating, loc), 1.0, loc);
 }
 
 Tensor& Tensor::mul_(double other, const SourceLoc& loc) {
-  return mul_(scalar_tensor(other, dtype(), loc), loc);
+  return mul_(scalarOperand(*this, other, ScalarKind::Floating, loc), loc);
 }
 
 Tensor& Tensor::copy_(const Tensor& src, const SourceLoc& loc) {

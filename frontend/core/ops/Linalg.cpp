@@ -1,8 +1,7 @@
 // The matmul op of the op table (kiln.matmul): oneDNN for f32, a blocked reference loop
 // for the dtypes oneDNN's matmul lacks on CPU; and torch.matmul/mm/bmm on top of it.
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include "frontend/core/kernels/Copy.h"
+#include "frontend/core/kernels/OneDnn.h"
 #include "frontend/core/ops/OpTable.h"
 #include "frontend/core/ops/ShapeRules.h"
 #include "kiln/core/Dispatcher.h"
@@ -52,11 +51,6 @@ dnnl::memory::dims matrixStrides(const Tensor& x, bool transposed) {
   return dnnl::memory::dims(s.begin(), s.end());
 }
 
-dnnl::engine& cpuEngine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
 void onednnMatmul(const Tensor& a, const Tensor& b, bool ta, bool tb, Tensor& out) {
   using dt = dnnl::memory::data_type;
   Shape as = a.sizes(), bs = b.sizes();
@@ -66,10 +60,11 @@ void onednnMatmul(const Tensor& a, const Tensor& b, bool ta, bool tb, Tensor& ou
   dnnl::memory::desc bMd(bs, dt::f32, matrixStrides(b, tb));
   dnnl::memory::desc cMd(out.sizes(), dt::f32, out.strides());
   // oneDNN keeps a cache of primitives keyed by descriptor, so repeated shapes reuse one.
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aMd, bMd, cMd), cpuEngine());
-  dnnl::memory aMem(aMd, cpuEngine(), a.rawData()), bMem(bMd, cpuEngine(), b.rawData()),
-      cMem(cMd, cpuEngine(), out.rawData());
-  dnnl::stream stream(cpuEngine());
+  dnnl::engine& engine = kernels::onednn::engine();
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aMd, bMd, cMd), engine);
+  dnnl::memory aMem(aMd, engine, a.rawData()), bMem(bMd, engine, b.rawData()),
+      cMem(cMd, engine, out.rawData());
+  dnnl::stream& stream = kernels::onednn::stream();
   dnnl::matmul(pd).execute(stream, {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
   stream.wait();
 }

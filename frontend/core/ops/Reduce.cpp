@@ -1,11 +1,12 @@
 // The reduction op of the op table (kiln.reduce: sum mean max min prod over dims) and the
 // public sum/mean/amax/amin/prod/sum_to built on it.
 #include <algorithm>
-#include <cmath>
-#include <limits>
+#include <array>
+#include <optional>
 
 #include "frontend/core/kernels/Copy.h"
-#include "frontend/core/kernels/Map.h"
+#include "frontend/core/kernels/Loops.h"
+#include "frontend/core/kernels/Reduce.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
 #include "frontend/core/ops/OpTable.h"
@@ -47,110 +48,115 @@ std::vector<TensorMeta> reduceShape(const OpDef& op, std::span<const TensorMeta>
   return {out};
 }
 
-template <class T>
-struct Reducer {
-  using Acc = std::conditional_t<std::is_floating_point_v<OpMathType<T>>, double, int64_t>;
+using kernels::ReduceKind;
 
-  static T reduce(const std::string& kind, const T* x, int64_t n) {
-    if (kind == "sum" || kind == "mean") {
-      Acc acc = 0;
-      for (int64_t i = 0; i < n; ++i) acc += Acc(OpMathType<T>(x[i]));
-      return T(OpMathType<T>(kind == "mean" ? acc / Acc(n) : acc));
-    }
-    if (kind == "prod") {
-      Acc acc = 1;
-      for (int64_t i = 0; i < n; ++i) acc *= Acc(OpMathType<T>(x[i]));
-      return T(OpMathType<T>(acc));
-    }
-    const bool isMax = kind == "max";
-    OpMathType<T> best = OpMathType<T>(x[0]);
-    for (int64_t i = 1; i < n; ++i) {
-      OpMathType<T> v = OpMathType<T>(x[i]);
-      if (v != v) return x[i];  // NaN propagates
-      if (isMax ? v > best : v < best) best = v;
-    }
-    return T(best);
-  }
-};
-
-// Reduces `rows` rows of `width` columns (row r starts at x + r * rowStride) column-wise
-// into out[0..width): the inner loop runs along a row, so it vectorizes.
-template <class T>
-void reduceColumns(const std::string& kind, const T* x, int64_t rows, int64_t rowStride, int64_t width,
-                   T* out) {
-  using M = OpMathType<T>;
-  using Acc = typename Reducer<T>::Acc;
-  if (kind == "max" || kind == "min") {
-    const bool isMax = kind == "max";
-    std::vector<M> best(x, x + width);
-    for (int64_t r = 1; r < rows; ++r)
-      for (int64_t i = 0; i < width; ++i) {
-        M v = M(x[r * rowStride + i]);
-        if (best[i] != best[i]) continue;  // NaN propagates
-        if (v != v || (isMax ? v > best[i] : v < best[i])) best[i] = v;
-      }
-    for (int64_t i = 0; i < width; ++i) out[i] = T(best[i]);
-    return;
-  }
-  const bool product = kind == "prod";
-  std::vector<Acc> acc(size_t(width), Acc(product ? 1 : 0));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i < width; ++i)
-      acc[i] = product ? acc[i] * Acc(M(x[r * rowStride + i])) : acc[i] + Acc(M(x[r * rowStride + i]));
-  for (int64_t i = 0; i < width; ++i)
-    out[i] = T(M(kind == "mean" ? acc[i] / Acc(rows) : acc[i]));
+ReduceKind kindOf(const std::string& kind) {
+  if (kind == "sum") return ReduceKind::Sum;
+  if (kind == "mean") return ReduceKind::Mean;
+  if (kind == "prod") return ReduceKind::Prod;
+  if (kind == "max") return ReduceKind::Max;
+  return ReduceKind::Min;
 }
 
-// x contiguous and the reduced dims consecutive: x is [outer, R, inner] in place, no copy.
-// inner == 1 reduces contiguous segments; otherwise columns of `inner` in chunks.
-template <class T>
-void reduceInPlace(const std::string& kind, const T* x, int64_t outer, int64_t r, int64_t inner, T* out) {
-  if (inner == 1) {
-    int64_t grain = std::max<int64_t>(1, kernels::kElementwiseGrain / std::max<int64_t>(r, 1));
-    parallelFor(0, outer, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) out[o] = Reducer<T>::reduce(kind, x + o * r, r);
+// Calls f.template operator()<K>() for the kind, so the loops are compiled per kind.
+template <class F>
+void dispatchKind(ReduceKind kind, F&& f) {
+  switch (kind) {
+    case ReduceKind::Sum: return f.template operator()<ReduceKind::Sum>();
+    case ReduceKind::Mean: return f.template operator()<ReduceKind::Mean>();
+    case ReduceKind::Prod: return f.template operator()<ReduceKind::Prod>();
+    case ReduceKind::Max: return f.template operator()<ReduceKind::Max>();
+    case ReduceKind::Min: return f.template operator()<ReduceKind::Min>();
+  }
+}
+
+// A contiguous tensor seen as runs of dims that are all kept or all reduced (dims of size 1
+// dropped, neighbours of the same kind merged): [K, R] is rows, [K, R, K] columns.
+struct Run {
+  int64_t size;
+  bool reduced;
+};
+
+std::vector<Run> runsOf(const Shape& shape, const Shape& dims) {
+  std::vector<Run> runs;
+  for (int64_t d = 0; d < int64_t(shape.size()); ++d) {
+    if (shape[d] == 1) continue;
+    bool reduced = std::find(dims.begin(), dims.end(), d) != dims.end();
+    if (!runs.empty() && runs.back().reduced == reduced) runs.back().size *= shape[d];
+    else runs.push_back({shape[d], reduced});
+  }
+  return runs;
+}
+
+// out[o] for each output o: its elements are segments of `segment` contiguous elements, one
+// per index of the reduced runs before the last (none for plain rows), taken in row order.
+// So an output's lanes see its elements in the order of a packed copy, without the copy.
+template <ReduceKind K, class T>
+void reduceRows(const T* x, const std::vector<Run>& runs, int64_t outputs, T* out) {
+  const int64_t segment = runs.empty() || !runs.back().reduced ? 1 : runs.back().size;
+  // The runs before the segment, with their strides in elements.
+  std::vector<int64_t> keptSize, keptStride, redSize, redStride;
+  int64_t stride = segment, perOutput = segment;
+  for (int64_t i = int64_t(runs.size()) - 2; i >= 0; --i) {
+    (runs[i].reduced ? redSize : keptSize).push_back(runs[i].size);
+    (runs[i].reduced ? redStride : keptStride).push_back(stride);
+    if (runs[i].reduced) perOutput *= runs[i].size;
+    stride *= runs[i].size;
+  }
+  const int64_t grain = std::max<int64_t>(1, kernels::kElementwiseGrain / std::max<int64_t>(perOutput, 1));
+  if (redSize.empty()) {  // plain rows
+    parallelFor(0, outputs, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t o = begin; o < end; ++o) out[o] = kernels::reduceRow<K>(x + o * segment, segment);
     });
     return;
   }
-  constexpr int64_t kColumns = 1024;
-  const int64_t chunks = (inner + kColumns - 1) / kColumns;
-  int64_t grain = std::max<int64_t>(1, kernels::kElementwiseGrain / std::max<int64_t>(r * kColumns, 1));
-  parallelFor(0, outer * chunks, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t job = begin; job < end; ++job) {
-      const int64_t o = job / chunks, i0 = (job % chunks) * kColumns;
-      reduceColumns(kind, x + o * r * inner + i0, r, inner, std::min(kColumns, inner - i0),
-                    out + o * inner + i0);
+  parallelFor(0, outputs, grain, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> index(redSize.size());
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t base = 0;
+      for (size_t k = 0, rest = size_t(o); k < keptSize.size(); ++k) {
+        base += int64_t(rest % size_t(keptSize[k])) * keptStride[k];
+        rest /= size_t(keptSize[k]);
+      }
+      // An odometer over the reduced runs, innermost (last) first.
+      auto forEachSegment = [&](auto&& visit) {
+        std::fill(index.begin(), index.end(), 0);
+        int64_t offset = base;
+        for (int64_t s = 0; s < perOutput / segment; ++s) {
+          visit(x + offset, segment);
+          for (size_t k = 0; k < index.size(); ++k) {
+            offset += redStride[k];
+            if (++index[k] < redSize[k]) break;
+            offset -= redStride[k] * redSize[k];
+            index[k] = 0;
+          }
+        }
+      };
+      out[o] = kernels::reduceSegments<K, T>(forEachSegment, perOutput);
     }
   });
 }
 
-bool consecutive(const Shape& dims) {
-  for (size_t i = 1; i < dims.size(); ++i)
-    if (dims[i] != dims[i - 1] + 1) return false;
-  return !dims.empty();
+// x is [outer, r, inner]: out[o][j] reduces x[o][.][j], in blocks of columns spread over
+// the pool.
+template <ReduceKind K, class T>
+void reduceColumnBlocks(const T* x, int64_t outer, int64_t r, int64_t inner, T* out) {
+  const int64_t block = kernels::columnBlock(outer, inner);
+  const int64_t blocks = (inner + block - 1) / block;
+  const int64_t grain = std::max<int64_t>(1, kernels::kElementwiseGrain / std::max<int64_t>(r * block, 1));
+  parallelFor(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
+    kernels::ColumnAcc<K, T> acc[kernels::kMaxColumnBlock];
+    for (int64_t job = begin; job < end; ++job) {
+      const int64_t o = job / blocks, j0 = (job % blocks) * block;
+      kernels::reduceColumns<K>(x + o * r * inner + j0, r, inner, std::min(block, inner - j0),
+                                out + o * inner + j0, acc);
+    }
+  });
 }
 
-// Contiguous input with consecutive reduced dims reduces in place; anything else first
-// moves the reduced dims last and packs them into contiguous segments.
-void reduceKernel(const OpArgs& args, std::span<Tensor> out) {
-  const Tensor& x = args.inputs[0];
-  const Shape& dims = args.attrs.get<Shape>("dims");
-  const std::string& kind = args.attrs.get<std::string>("kind");
+// Moves the reduced dims last into a packed copy: for layouts neither rows nor columns.
+Tensor packReducedLast(const Tensor& x, const Shape& dims, const SourceLoc& loc) {
   const Shape& s = x.sizes();
-  const int64_t outputs = out[0].numel();
-  if (outputs == 0) return;
-  if (dims.empty() || (x.is_contiguous() && consecutive(dims))) {
-    const int64_t d0 = dims.empty() ? 0 : dims.front(), d1 = dims.empty() ? -1 : dims.back();
-    const int64_t outer = numel(Shape(s.begin(), s.begin() + d0));
-    const int64_t r = numel(Shape(s.begin() + d0, s.begin() + d1 + 1));
-    const int64_t inner = numel(Shape(s.begin() + d1 + 1, s.end()));
-    Tensor source = kernels::contiguousValues(x, args.loc);
-    dispatchDType(x.dtype(), [&]<class T>() {
-      reduceInPlace(kind, static_cast<const T*>(source.rawData()), outer, r, inner,
-                    static_cast<T*>(out[0].rawData()));
-    });
-    return;
-  }
   Shape perm;
   for (int64_t d = 0; d < x.dim(); ++d)
     if (std::find(dims.begin(), dims.end(), d) == dims.end()) perm.push_back(d);
@@ -161,11 +167,45 @@ void reduceKernel(const OpArgs& args, std::span<Tensor> out) {
     shape[i] = s[perm[i]];
     strides[i] = x.strides()[perm[i]];
   }
-  Tensor packed = detail::emptyTensor(shape, x.dtype(), x.device(), false, args.loc);
+  Tensor packed = detail::emptyTensor(shape, x.dtype(), x.device(), false, loc);
   kernels::copyValues(packed, kernels::aliasOf(x, shape, strides, x.storage_offset()));
+  return packed;
+}
+
+// [outer, r, inner] for the column loop: a layout whose reduced dims sit between kept ones
+// ([R, K] or [K, R, K]) or that reduces nothing ([K], as [1, 1, K]).
+std::optional<std::array<int64_t, 3>> columnsOf(const std::vector<Run>& runs) {
+  if (runs.empty() || runs.back().reduced || runs.size() > 3) return std::nullopt;
+  if (runs.size() == 1) return std::array<int64_t, 3>{1, 1, runs[0].size};
+  if (runs.size() == 2) return std::array<int64_t, 3>{1, runs[0].size, runs[1].size};
+  if (runs[0].reduced) return std::nullopt;
+  return std::array<int64_t, 3>{runs[0].size, runs[1].size, runs[2].size};
+}
+
+// Reads contiguous inputs in place. The layout decides the loop: reduced dims last are
+// rows (also with reduced dims further out, as batch_norm's [N, C, H, W] over 0, 2, 3);
+// reduced dims between kept ones are columns; anything else is packed into rows first.
+void reduceKernel(const OpArgs& args, std::span<Tensor> out) {
+  const Tensor& x = args.inputs[0];
+  const Shape& dims = args.attrs.get<Shape>("dims");
+  const int64_t outputs = out[0].numel();
+  if (outputs == 0) return;
+  std::vector<Run> runs = runsOf(x.sizes(), dims);
+  const bool rows = runs.empty() || runs.back().reduced;
+  const std::optional<std::array<int64_t, 3>> columns = columnsOf(runs);
+  const bool packed = !rows && !columns && x.numel() > 0;
+  const Tensor source = packed ? packReducedLast(x, dims, args.loc) : kernels::contiguousValues(x, args.loc);
+  if (packed) runs = {{outputs, false}, {x.numel() / outputs, true}};
   dispatchDType(x.dtype(), [&]<class T>() {
-    reduceInPlace(kind, static_cast<const T*>(packed.rawData()), outputs, packed.numel() / outputs, 1,
-                  static_cast<T*>(out[0].rawData()));
+    T* dst = static_cast<T*>(out[0].rawData());
+    dispatchKind(kindOf(args.attrs.get<std::string>("kind")), [&]<ReduceKind K>() {
+      if (x.numel() == 0)  // sums of nothing (max and min of nothing are rejected before)
+        return std::fill(dst, dst + outputs, kernels::reduceNothing<K, T>());
+      const T* src = static_cast<const T*>(source.rawData());
+      if (!columns) return reduceRows<K>(src, runs, outputs, dst);
+      const auto [outer, r, inner] = *columns;
+      reduceColumnBlocks<K>(src, outer, r, inner, dst);
+    });
   });
 }
 

@@ -27,4 +27,8 @@ std::vector<TensorMeta> withDType(const TensorMeta& meta, DType dtype);
 std::vector<TensorMeta> factoryShape(const OpDef& op, std::span<const TensorMeta> inputs,
                                      const Attrs& attrs, const SourceLoc& loc);
 
+// PyTorch's result_type for two tensors: dimensioned tensors decide unless a 0-d tensor
+// is of a higher category (bool < integral < floating).
+DType resultType(const Tensor& a, const Tensor& b);
+
 }  // namespace kiln::ops

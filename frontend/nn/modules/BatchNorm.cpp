@@ -43,7 +43,8 @@ Tensor BatchNorm2dImpl::forward(const Tensor& x, const SourceLoc& loc) {
   if (is_training() && options.track_running_stats()) {
     {
       NoGradGuard noGrad;
-      num_batches_tracked.add_(1.0, loc);
+      Tensor one = scalarOperand(num_batches_tracked, int64_t(1), ScalarKind::Integral, loc);
+      num_batches_tracked.add_(one, 1.0, loc);
     }
     // The cumulative average reads the count, a value read under a trace.
     if (!options.momentum()) momentum = 1.0 / num_batches_tracked.item<double>(loc);

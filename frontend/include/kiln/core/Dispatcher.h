@@ -34,6 +34,9 @@ class DispatchHook {
   // A read of a tensor's values on the host (item(), data_ptr(), printing). A by-value
   // trace bakes the value in and warns; a symbolic trace throws TraceError.
   virtual void onValueRead(const Tensor& tensor, std::string_view what, const SourceLoc& loc) = 0;
+  // `alias` is a new handle on `source`'s values made without dispatching an op
+  // (detach()): the tracer gives it the same value.
+  virtual void onAlias(const Tensor& source, const Tensor& alias) {}
 };
 
 // Installs `hook` for the current thread; restores the previous one on destruction.

@@ -6,6 +6,8 @@
 #include <memory>
 #include <span>
 
+#include "kiln/core/Error.h"
+
 namespace kiln {
 
 class Storage;
@@ -75,7 +77,8 @@ constexpr uint64_t philoxBlocks(uint64_t n) {
 }
 
 // The process's default generator (torch.manual_seed). All three are thread-safe.
-void manual_seed(uint64_t seed);  // seed, offset 0
+void manual_seed(uint64_t seed,  // seed, offset 0; TraceError inside a traced function
+                 const SourceLoc& loc = SourceLoc::current());
 Generator defaultGenerator();     // a copy of the current state
 void setDefaultGenerator(const Generator& state);
 // The default generator's state as two int64 [seed, offset]: the frontend views it as the

@@ -1,6 +1,7 @@
 // The process-wide worker pool and parallelFor, which splits an index range across it.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -82,6 +83,7 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Job>> queue_;  // jobs that may still have unclaimed chunks
+  std::atomic<int> queued_{0};               // queue_.size(), read by spinning workers
   bool stopping_ = false;
 };
 

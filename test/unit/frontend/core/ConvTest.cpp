@@ -1,10 +1,15 @@
 // conv2d and pooling: values against PyTorch 1.13, oneDNN (f32) against the reference
 // kernel (f64), and finite-difference gradients of the composed backward passes.
+#include <algorithm>
+#include <cmath>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "frontend/core/kernels/OneDnn.h"
+#include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
 #include "test/unit/frontend/GradCheck.h"
@@ -54,6 +59,143 @@ TEST(Conv2d, OneDnnAgreesWithTheReferenceKernelOnRandomShapes) {
   }
 }
 
+// ---- oneDNN's blocked layouts ------------------------------------------------------------
+// For kernels larger than 1x1 and for groups, oneDNN's plain-layout choice is im2col +
+// sgemm, so f32 convolutions run in oneDNN's blocked layouts with reordered, cached weights.
+
+struct ConvCase {
+  const char* name;
+  Shape x, w, stride, padding, dilation;
+  int64_t groups;
+};
+
+void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+
+// f32 through oneDNN against f64 through the reference loops, relative to the largest value.
+void expectMatchesReference(const Tensor& x, const Tensor& w, const ConvCase& c) {
+  Tensor fast = conv2d(x, w, Tensor(), c.stride, c.padding, c.dilation, c.groups);
+  Tensor ref = conv2d(x.to(kFloat64), w.to(kFloat64), Tensor(), c.stride, c.padding, c.dilation, c.groups);
+  ASSERT_EQ(fast.sizes(), ref.sizes());
+  const double scale = amax(abs(ref)).item<double>();
+  EXPECT_LE(amax(abs(sub(fast.to(kFloat64), ref))).item<double>(), 1e-5 * scale) << "of " << scale;
+}
+
+class Conv2dOneDnn : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(Conv2dOneDnn, MatchesTheReferenceKernel) {
+  const ConvCase& c = GetParam();
+  manual_seed(11);
+  expectMatchesReference(randn(c.x), randn(c.w), c);
+}
+
+// x stored NHWC and read as an NCHW view: the blocked path reorders it through its strides.
+TEST_P(Conv2dOneDnn, MatchesTheReferenceKernelOnANonContiguousInput) {
+  const ConvCase& c = GetParam();
+  manual_seed(12);
+  Tensor x = randn({c.x[0], c.x[2], c.x[3], c.x[1]}).permute({0, 3, 1, 2});
+  ASSERT_FALSE(x.is_contiguous());
+  expectMatchesReference(x, randn(c.w), c);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Conv2dOneDnn,
+    ::testing::Values(ConvCase{"conv3x3", {4, 32, 16, 16}, {32, 32, 3, 3}, {1}, {1}, {1}, 1},
+                      ConvCase{"depthwise", {4, 96, 16, 16}, {96, 1, 3, 3}, {1}, {1}, {1}, 96},
+                      ConvCase{"depthwiseStride2", {2, 24, 15, 15}, {24, 1, 3, 3}, {2}, {1}, {1}, 24},
+                      ConvCase{"stride2Padded", {2, 16, 17, 13}, {24, 16, 3, 3}, {2}, {1}, {1}, 1},
+                      ConvCase{"dilated", {2, 8, 12, 12}, {16, 8, 3, 3}, {1}, {2}, {2}, 1},
+                      ConvCase{"groups2", {2, 12, 9, 9}, {8, 6, 3, 3}, {1}, {1}, {1}, 2},
+                      ConvCase{"batch1Odd", {1, 5, 7, 9}, {7, 5, 5, 3}, {1, 2}, {2, 1}, {1}, 1},
+                      ConvCase{"pointwise", {2, 24, 8, 8}, {16, 24, 1, 1}, {1}, {0}, {1}, 1}),
+    [](const ::testing::TestParamInfo<ConvCase>& info) { return std::string(info.param.name); });
+
+TEST(Conv2dOneDnn, ReordersTheWeightsOncePerVersion) {
+  manual_seed(13);
+  Tensor x = randn({2, 16, 8, 8}), w = randn({16, 16, 3, 3});
+  const auto start = kernels::onednn::weightCacheStats();
+  Tensor y1 = conv2d(x, w, Tensor(), {1}, {1});
+  Tensor y2 = conv2d(x, w, Tensor(), {1}, {1});
+  const auto now = kernels::onednn::weightCacheStats();
+  EXPECT_EQ(now.misses - start.misses, 1u);
+  EXPECT_EQ(now.hits - start.hits, 1u);
+  EXPECT_EQ(amax(abs(sub(y1, y2))).item<double>(), 0.0);
+}
+
+TEST(Conv2dOneDnn, SeesInPlaceUpdatesOfTheWeights) {
+  manual_seed(14);
+  const ConvCase c{"conv3x3", {}, {}, {1}, {1}, {1}, 1};
+  Tensor x = randn({2, 16, 8, 8}), w = randn({16, 16, 3, 3}).requires_grad_();
+  Tensor before = conv2d(x, w, Tensor(), {1}, {1}).detach();
+  {
+    NoGradGuard noGrad;
+    w.mul_(2.0);
+  }
+  Tensor after = conv2d(x, w, Tensor(), {1}, {1}).detach();
+  EXPECT_LE(amax(abs(sub(after, mul(before, 2.0)))).item<double>(), 1e-5 * amax(abs(after)).item<double>());
+  expectMatchesReference(x, w.detach(), c);
+  {
+    NoGradGuard noGrad;
+    w.narrow(0, 5, 1).zero_();  // through a view
+  }
+  Tensor zeroed = conv2d(x, w, Tensor(), {1}, {1}).detach();
+  EXPECT_EQ(amax(abs(zeroed.narrow(1, 5, 1))).item<double>(), 0.0);
+  expectMatchesReference(x, w.detach(), c);
+}
+
+TEST(Conv2dOneDnn, TellsWeightViewsOfOneStorageApart) {
+  manual_seed(15);
+  const ConvCase c{"conv3x3", {}, {}, {1}, {1}, {1}, 1};
+  Tensor x = randn({1, 8, 6, 6}), base = randn({8, 8, 3, 3});
+  for (const Tensor& w : {base, base.transpose(0, 1), base, ones({1, 8, 3, 3}).expand({8, 8, 3, 3})})
+    expectMatchesReference(x, w, c);
+}
+
+TEST(Conv2dOneDnn, RunsOnSeveralThreadsAtOnce) {
+  manual_seed(16);
+  const ConvCase c{"conv3x3", {}, {}, {1}, {1}, {1}, 1};
+  const ConvCase d{"depthwise", {}, {}, {1}, {1}, {1}, 16};
+  Tensor x = randn({2, 16, 10, 10}), w = randn({16, 16, 3, 3}), wd = randn({16, 1, 3, 3});
+  Tensor y = conv2d(x, w, Tensor(), {1}, {1}), yd = conv2d(x, wd, Tensor(), {1}, {1}, {1}, 16);
+  std::vector<double> diffs(4, -1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      double worst = 0;
+      for (int i = 0; i < 20; ++i) {
+        Tensor out = t % 2 ? conv2d(x, wd, Tensor(), {1}, {1}, {1}, 16) : conv2d(x, w, Tensor(), {1}, {1});
+        worst = std::max(worst, amax(abs(sub(out, t % 2 ? yd : y))).item<double>());
+      }
+      diffs[size_t(t)] = worst;
+    });
+  for (std::thread& t : threads) t.join();
+  for (double diff : diffs) EXPECT_EQ(diff, 0.0);
+  expectMatchesReference(x, w, c);
+  expectMatchesReference(x, wd, d);
+}
+
+// The backward passes are convolutions too (of transposed views), on the blocked path in f32.
+TEST(Conv2dOneDnn, F32GradientsMatchF64) {
+  manual_seed(17);
+  for (const ConvCase& c : {ConvCase{"conv3x3", {2, 16, 8, 8}, {16, 16, 3, 3}, {1}, {1}, {1}, 1},
+                            ConvCase{"depthwise", {2, 16, 9, 9}, {16, 1, 3, 3}, {2}, {1}, {1}, 16},
+                            ConvCase{"stride2Dilated", {2, 16, 12, 11}, {16, 16, 3, 3}, {2}, {1}, {2}, 1}}) {
+    Tensor x = randn(c.x), w = randn(c.w), g = randn(conv2d(x, w, Tensor(), c.stride, c.padding,
+                                                            c.dilation, c.groups).sizes());
+    std::vector<Tensor> grads;
+    for (DType dtype : {kFloat32, kFloat64}) {
+      Tensor xi = x.to(dtype).detach().requires_grad_(), wi = w.to(dtype).detach().requires_grad_();
+      conv2d(xi, wi, Tensor(), c.stride, c.padding, c.dilation, c.groups).backward(g.to(dtype));
+      grads.push_back(xi.grad().to(kFloat64));
+      grads.push_back(wi.grad().to(kFloat64));
+    }
+    for (int i = 0; i < 2; ++i) {
+      const double scale = amax(abs(grads[size_t(i) + 2])).item<double>();
+      EXPECT_LE(amax(abs(sub(grads[size_t(i)], grads[size_t(i) + 2]))).item<double>(), 1e-5 * scale)
+          << c.name << (i ? " weight" : " input");
+    }
+  }
+}
+
 struct GradCase {
   const char* name;
   Shape x, w, stride, padding, dilation;
@@ -90,6 +232,36 @@ TEST(Pool2d, MatchesPyTorch) {
                {-1.4, -1.2, -1.1, -0.4, -0.2, -0.1, 0.1, 0.3, 0.4, 1.1, 1.3, 1.4, 2.1, 2.3, 2.4, 2.6, 2.8, 2.9}, 1e-12);
   expectValues(avg_pool2d(inputX(), {2}), {-1.7, -1.5, -0.7, -0.5, 0.8, 1.0, 1.8, 2.0}, 1e-12);
   EXPECT_EQ(adaptive_avg_pool2d(inputX(), {1}).sizes(), (Shape{1, 2, 1, 1}));
+}
+
+// f32 pooling runs on oneDNN; f64 on the reference loops.
+TEST(Pool2d, OneDnnAgreesWithTheReferenceKernel) {
+  manual_seed(18);
+  struct Case { Shape x, kernel, stride, padding; };
+  for (const Case& c : std::vector<Case>{{{2, 3, 8, 8}, {2}, {}, {0}},
+                                         {{2, 20, 9, 7}, {3}, {2}, {1}},
+                                         {{1, 5, 7, 10}, {3, 2}, {1, 2}, {1, 0}}}) {
+    Tensor x = randn({c.x[0], c.x[2], c.x[3], c.x[1]}).permute({0, 3, 1, 2});  // NHWC storage
+    for (bool isMax : {true, false}) {
+      auto pool = isMax ? max_pool2d : avg_pool2d;
+      Tensor fast = pool(x, c.kernel, c.stride, c.padding, SourceLoc::current());
+      Tensor ref = pool(x.to(kFloat64), c.kernel, c.stride, c.padding, SourceLoc::current());
+      ASSERT_EQ(fast.sizes(), ref.sizes());
+      EXPECT_LE(amax(abs(sub(fast.to(kFloat64), ref))).item<double>(), 1e-6) << (isMax ? "max" : "avg");
+    }
+  }
+}
+
+// oneDNN's max pooling drops NaNs; PyTorch's propagates them, and so does Kiln's.
+TEST(Pool2d, MaxPropagatesNaNInF32) {
+  Tensor x = arange(0.0, 32.0, 1.0, kFloat32).reshape({1, 2, 4, 4});
+  x.narrow(3, 1, 1).narrow(2, 0, 1).narrow(1, 0, 1).fill_(std::nan(""));  // x[0, 0, 0, 1]
+  for (Tensor y : {max_pool2d(x, {2}), avg_pool2d(x, {2})}) {
+    Tensor flat = y.reshape({8});
+    EXPECT_TRUE(std::isnan(flat.data_ptr<float>()[0]));
+    for (int64_t i = 1; i < 8; ++i) EXPECT_FALSE(std::isnan(flat.data_ptr<float>()[i])) << i;
+  }
+  EXPECT_EQ(max_pool2d(x, {2}).reshape({8}).data_ptr<float>()[7], 31.0f);
 }
 
 TEST(Pool2d, GradientsMatchFiniteDifferences) {

@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -21,6 +24,7 @@ using golden::valuesAsDouble;
 using golden::valuesAsInt64;
 using kiln::testing::at;
 using kiln::testing::ramp;
+using kiln::testing::spreadTensor;
 using ::testing::ElementsAre;
 
 using D = std::vector<double>;
@@ -239,6 +243,123 @@ TEST(ReduceTest, LargeReductions) {
   std::vector<int64_t> c = valuesAsInt64(sum(x.t(), {1}));
   EXPECT_EQ(c[0], 4 * rows * (rows - 1) / 2);
   EXPECT_EQ(c[3], 4 * rows * (rows - 1) / 2 + 3 * rows);
+}
+
+// ---- the loops: rows, columns, rows in segments, packed copies ----------------------------
+
+// Byte equality, NaN payloads and signed zeros included.
+bool sameBits(const Tensor& a, const Tensor& b) {
+  Tensor ca = a.contiguous(), cb = b.contiguous();
+  return a.sizes() == b.sizes() && a.dtype() == b.dtype() &&
+         std::memcmp(ca.rawData(), cb.rawData(), size_t(a.numel()) * a.element_size()) == 0;
+}
+
+using Reduction = Tensor (*)(const Tensor&, Shape, bool, const SourceLoc&);
+const std::vector<std::pair<const char*, Reduction>> kReductions = {
+    {"sum", sum}, {"mean", mean}, {"prod", prod}, {"amax", amax}, {"amin", amin}};
+
+// The order an output's elements are combined in depends on the logical shape and dims
+// only: a contiguous input read in place (here [R, K, R], rows in segments, and
+// [R, K, R, K], packed first), a strided view of it, and the reduced dims moved last in a
+// contiguous copy all give the same bits.
+TEST(ReduceTest, ResultsDoNotDependOnTheInputLayout) {
+  Tensor x = spreadTensor({5, 7, 19}, 3, 0.5, 1.5, kFloat32);
+  Tensor strided = x.permute({2, 0, 1}).contiguous().permute({1, 2, 0});  // x's values
+  ASSERT_FALSE(strided.is_contiguous());
+  Tensor moved = x.permute({1, 0, 2}).contiguous();  // [7, 5, 19], reduced dims last
+  Tensor x4 = spreadTensor({3, 4, 5, 6}, 4, 0.5, 1.5, kFloat32);
+  Tensor moved4 = x4.permute({1, 3, 0, 2}).contiguous();
+  for (const auto& [name, f] : kReductions) {
+    SCOPED_TRACE(name);
+    Tensor r = f(x, {0, 2}, false, SourceLoc::current());
+    EXPECT_TRUE(sameBits(r, f(strided, {0, 2}, false, SourceLoc::current())));
+    EXPECT_TRUE(sameBits(r, f(moved, {1, 2}, false, SourceLoc::current())));
+    EXPECT_TRUE(sameBits(f(x4, {0, 2}, false, SourceLoc::current()),
+                         f(moved4, {2, 3}, false, SourceLoc::current())));
+    EXPECT_TRUE(sameBits(f(x, {0}, false, SourceLoc::current()),
+                         f(strided, {0}, false, SourceLoc::current())));
+  }
+}
+
+// Each loop against a serial sum in long double: rows of odd widths (the lanes' tails),
+// columns in several blocks, and batch_norm's [N, C, H, W] over 0, 2, 3.
+TEST(ReduceTest, EveryLoopSumsAccurately) {
+  struct Case {
+    Shape shape, dims;
+  };
+  for (const Case& c : std::vector<Case>{{{9, 1}, {1}},
+                                         {{9, 17}, {1}},
+                                         {{4, 1037}, {1}},
+                                         {{33, 1500}, {0}},
+                                         {{3, 70, 5}, {1}},
+                                         {{4, 3, 5, 5}, {0, 2, 3}},
+                                         {{2, 3, 4, 5}, {0, 2}}}) {
+    SCOPED_TRACE(::testing::PrintToString(c.shape));
+    Tensor x = spreadTensor(c.shape, 9, -2, 2, kFloat64);
+    // The reference: reduced dims moved last and summed serially.
+    Shape perm;
+    for (int64_t d = 0; d < x.dim(); ++d)
+      if (std::find(c.dims.begin(), c.dims.end(), d) == c.dims.end()) perm.push_back(d);
+    perm.insert(perm.end(), c.dims.begin(), c.dims.end());
+    std::vector<double> v = valuesAsDouble(x.permute(perm).contiguous());
+    std::vector<double> got = valuesAsDouble(sum(x, c.dims));
+    const size_t per = v.size() / got.size();
+    for (size_t o = 0; o < got.size(); ++o) {
+      long double exact = 0;
+      for (size_t i = 0; i < per; ++i) exact += v[o * per + i];
+      EXPECT_NEAR(got[o], double(exact), 1e-13) << "output " << o;
+    }
+  }
+}
+
+// float32 sums accumulate in double: 1e8 + 1000 ones - 1e8 is exact, in rows and columns.
+TEST(ReduceTest, Float32SumsAccumulateInDouble) {
+  std::vector<float> v(1002, 1.0f);
+  v.front() = 1e8f;
+  v.back() = -1e8f;
+  Tensor row = tensor(v, Shape{1, 1002});
+  EXPECT_EQ(sum(row, {1}).item<float>(), 1000.0f);
+  EXPECT_EQ(sum(row.t().contiguous(), {0}).item<float>(), 1000.0f);
+  EXPECT_EQ(mean(row).item<float>(), 1000.0f / 1002.0f);
+}
+
+// amax/amin return the first NaN in index order, payload and all, whichever lane or
+// column met it: rows, columns and rows in segments.
+TEST(ReduceTest, MaxAndMinReturnTheFirstNaN) {
+  const float first = std::bit_cast<float>(0x7fc00001u), later = std::bit_cast<float>(0xffc00002u);
+  auto bits = [](const Tensor& t) {
+    Tensor c = t.contiguous();
+    std::vector<uint32_t> out(size_t(c.numel()));
+    std::memcpy(out.data(), c.rawData(), out.size() * 4);
+    return out;
+  };
+  std::vector<float> v(3 * 40);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(i % 7) - 3.0f;
+  v[20] = later;  // row 0: lane 4 meets `later` first
+  v[3] = first;   // row 0: lane 3, earlier in the row
+  v[40 + 39] = first;  // row 1: in the tail
+  Tensor x = tensor(v, Shape{3, 40});
+  for (auto f : {amax, amin}) {
+    EXPECT_THAT(bits(f(x, {1}, false, SourceLoc::current())),
+                ElementsAre(0x7fc00001u, 0x7fc00001u, ::testing::_));
+    // Columns: column 3 meets `first` in row 0, column 20 `later`, column 39 `first` in row 1.
+    std::vector<uint32_t> c = bits(f(x, {0}, false, SourceLoc::current()));
+    EXPECT_EQ(c[3], 0x7fc00001u);
+    EXPECT_EQ(c[20], 0xffc00002u);
+    EXPECT_EQ(c[39], 0x7fc00001u);
+    // Rows in segments: [3, 2, 20] over dims 0 and 2. Output 1 holds v[20] (`later`)
+    // before v[79] (`first`).
+    std::vector<uint32_t> s = bits(f(x.reshape({3, 2, 20}), {0, 2}, false, SourceLoc::current()));
+    EXPECT_EQ(s[0], 0x7fc00001u);
+    EXPECT_EQ(s[1], 0xffc00002u);
+  }
+}
+
+TEST(ReduceTest, SumsOverAnEmptyDimInEveryLayout) {
+  EXPECT_EQ(valuesAsDouble(sum(zeros({3, 0, 2}), {1})), (D{0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(valuesAsDouble(prod(zeros({3, 0, 2}), {0, 1})), (D{1, 1}));
+  std::vector<double> m = valuesAsDouble(mean(zeros({2, 0}), {1}));
+  EXPECT_TRUE(std::isnan(m[0]) && std::isnan(m[1]));
 }
 
 // ---- sum_to -------------------------------------------------------------------------------

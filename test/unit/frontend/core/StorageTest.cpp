@@ -96,5 +96,54 @@ TEST(StorageTest, CudaAllocationIsNotSupportedYet) {
   }
 }
 
+// Restores the cache limit a test changed.
+class CacheLimit {
+ public:
+  explicit CacheLimit(size_t bytes) : previous_(Storage::setCacheLimit(bytes)) {}
+  ~CacheLimit() { Storage::setCacheLimit(previous_); }
+
+ private:
+  size_t previous_;
+};
+
+TEST(StorageTest, FreedLargeBlocksAreReusedBySize) {
+  CacheLimit limit(64u << 20);
+  Storage::emptyCache();
+  void* first;
+  {
+    auto s = Storage::allocate(3u << 20);
+    first = s->data();
+    EXPECT_TRUE(aligned(first));
+    std::memset(first, 1, s->nbytes());
+  }
+  EXPECT_EQ(Storage::cachedBytes(), 4u << 20);  // rounded up to whole huge pages
+  {
+    auto other = Storage::allocate(5u << 20);  // another size: a new block
+    EXPECT_NE(other->data(), first);
+    auto again = Storage::allocate((3u << 20) + 100);  // same rounded size: the cached one
+    EXPECT_EQ(again->data(), first);
+    EXPECT_EQ(again->nbytes(), (3u << 20) + 100);
+    EXPECT_EQ(Storage::cachedBytes(), 0u);
+  }
+  EXPECT_EQ(Storage::cachedBytes(), 10u << 20);
+  Storage::emptyCache();
+  EXPECT_EQ(Storage::cachedBytes(), 0u);
+}
+
+TEST(StorageTest, TheCacheKeepsToItsLimit) {
+  CacheLimit limit(6u << 20);
+  Storage::emptyCache();
+  {
+    auto a = Storage::allocate(4u << 20);
+    auto b = Storage::allocate(4u << 20);
+    auto small = Storage::allocate(1000);  // never cached
+  }
+  EXPECT_EQ(Storage::cachedBytes(), 4u << 20);  // the second block did not fit
+  Storage::setCacheLimit(0);
+  EXPECT_EQ(Storage::cachedBytes(), 0u);  // lowering the limit frees what is over it
+  { auto c = Storage::allocate(4u << 20); }
+  EXPECT_EQ(Storage::cachedBytes(), 0u);
+}
+
 }  // namespace
 }  // namespace kiln

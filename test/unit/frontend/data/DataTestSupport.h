@@ -1,5 +1,5 @@
 // Shared by the data tests: files in each format written into TEST_TMPDIR, plain or
-// gzipped, and exact assertions on kiln errors.
+// gzipped; error assertions come from the core's ExpectError.h.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <source_location>
 #include <string>
 #include <vector>
 
 #include "kiln/core/Error.h"
+#include "test/unit/frontend/core/ExpectError.h"
 
 namespace kiln::data::testing {
 
@@ -73,22 +73,6 @@ inline Bytes pixelBytes(size_t count, uint8_t seed) {
 }
 
 // " (at <file>:<line>)" for the caller's line, as kiln::Error::what() ends.
-inline std::string at(const std::source_location& loc = std::source_location::current()) {
-  return " (at " + std::string(kiln::detail::displayPath(loc.file_name())) + ":" +
-         std::to_string(loc.line()) + ")";
-}
+using kiln::testing::at;
 
 }  // namespace kiln::data::testing
-
-// Expects `statement` to throw `Kind` whose what() equals `expected`.
-#define EXPECT_KILN_ERROR(statement, Kind, expected)                                        \
-  do {                                                                                      \
-    try {                                                                                   \
-      statement;                                                                            \
-      ADD_FAILURE() << "expected " #Kind " from: " #statement;                              \
-    } catch (const Kind& kilnError) {                                                       \
-      EXPECT_EQ(std::string(kilnError.what()), std::string(expected));                      \
-    } catch (const std::exception& otherError) {                                            \
-      ADD_FAILURE() << "expected " #Kind " from: " #statement ", got: " << otherError.what(); \
-    }                                                                                       \
-  } while (0)

@@ -1,0 +1,147 @@
+// The shared oneDNN engine, per-thread streams and scratchpads, and the reordered-weights
+// cache (see OneDnn.h).
+#include "frontend/core/kernels/OneDnn.h"
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+#include "kiln/core/Storage.h"
+
+namespace kiln::kernels::onednn {
+
+dnnl::engine& engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& stream() {
+  thread_local dnnl::stream stream(engine());
+  return stream;
+}
+
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+namespace {
+
+// This thread's scratchpad: grows to the largest size asked for and is kept.
+void* scratchpadBuffer(size_t bytes) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t size = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffer;
+  if (bytes > buffer.size) {
+    std::free(buffer.data);
+    buffer.size = (bytes + Storage::kAlignment - 1) / Storage::kAlignment * Storage::kAlignment;
+    buffer.data = std::aligned_alloc(Storage::kAlignment, buffer.size);
+    if (!buffer.data) {
+      buffer.size = 0;
+      throw std::bad_alloc();
+    }
+  }
+  return buffer.data;
+}
+
+}  // namespace
+
+void Primitive::run(std::unordered_map<int, dnnl::memory> args) const {
+  if (const size_t bytes = scratchpad.get_size())
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratchpad, engine(), scratchpadBuffer(bytes)));
+  primitive.execute(stream(), args);
+  stream().wait();
+}
+
+Primitive makeReorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  return makePrimitive<dnnl::reorder>(
+      dnnl::reorder::primitive_desc(engine(), from, engine(), to, userScratchpad()));
+}
+
+std::optional<dnnl::memory::desc> stridedDesc(const Shape& dims, const Strides& strides) {
+  Strides s = contiguousStrides(dims);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    if (strides[d] <= 0) return std::nullopt;
+    s[d] = strides[d];
+  }
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, s);
+}
+
+// ---- reordered weights ---------------------------------------------------------------------
+
+namespace {
+
+struct WeightKey {
+  std::weak_ptr<Storage> storage;  // weak: the cache must not keep weights alive
+  int64_t offset;
+  dnnl::memory::desc plain, target;
+
+  bool operator==(const WeightKey& o) const {
+    // Same control block: a storage allocated where a dead one was is another storage.
+    return !storage.owner_before(o.storage) && !o.storage.owner_before(storage) &&
+           offset == o.offset && plain == o.plain && target == o.target;
+  }
+};
+
+struct WeightValue {
+  uint64_t version;
+  dnnl::memory values;
+  size_t bytes;
+};
+
+// A few dozen layers' weights, and at most 256 MiB of copies.
+constexpr size_t kMaxWeightEntries = 64;
+constexpr size_t kMaxWeightBytes = size_t(256) << 20;
+
+struct WeightCache {
+  std::mutex mutex;
+  LruCache<WeightKey, WeightValue> entries{kMaxWeightEntries};
+  uint64_t hits = 0, misses = 0;
+};
+
+WeightCache& weightCache() {
+  static WeightCache* cache = new WeightCache;  // never destroyed: used until exit
+  return *cache;
+}
+
+}  // namespace
+
+dnnl::memory reorderedWeights(const Tensor& w, const dnnl::memory::desc& plain,
+                              const dnnl::memory::desc& target) {
+  const std::shared_ptr<Storage>& storage = w.impl()->storage;
+  WeightKey key{storage, w.storage_offset(), plain, target};
+  const uint64_t version = storage->version();
+  WeightCache& cache = weightCache();
+  {
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (WeightValue* v = cache.entries.find(key); v && v->version == version) {
+      ++cache.hits;
+      return v->values;
+    }
+    ++cache.misses;
+  }
+  // Reorder outside the lock: other threads' hits need not wait for it.
+  dnnl::memory from(plain, engine(), w.rawData()), to(target, engine());
+  makeReorder(plain, target).run({{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  cache.entries.eraseIf([](const WeightKey& k, const WeightValue&) { return k.storage.expired(); });
+  cache.entries.put(std::move(key), WeightValue{version, to, target.get_size()});
+  auto bytes = [](const WeightValue& v) { return v.bytes; };
+  while (cache.entries.total(bytes) > kMaxWeightBytes && cache.entries.size() > 1)
+    cache.entries.popOldest();
+  return to;
+}
+
+WeightCacheStats weightCacheStats() {
+  WeightCache& cache = weightCache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  return WeightCacheStats{cache.hits, cache.misses, cache.entries.size(),
+                          cache.entries.total([](const WeightValue& v) { return v.bytes; })};
+}
+
+}  // namespace kiln::kernels::onednn

@@ -1,0 +1,219 @@
+// Row and column reductions shared by the reduction op (ops/Reduce.cpp) and the fused
+// kernels (kernels/Fused.cpp). A fused softmax or layer_norm reduces a row with exactly the
+// code `sum`/`amax`/`mean` use, so fused and op by op give the same bits.
+//
+// Order of operations, which fixes the bits:
+// - A row (contiguous elements 0..n) folds element i into lane i % kLanes, each lane in
+//   increasing i, and the lanes combine by halving (lane k with lane k + kLanes/2, ...).
+//   The order depends on n only: never on threads, chunks or memory layout.
+// - A column (one element per row) folds its rows in order, in one accumulator.
+// Sums and products accumulate in double (int64 for integers) and round once at the end.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "kiln/core/DType.h"
+#include "kiln/core/ThreadPool.h"
+
+namespace kiln::kernels {
+
+enum class ReduceKind { Sum, Mean, Prod, Max, Min };
+
+// What sums and products accumulate in.
+template <class T>
+using ReduceAcc = std::conditional_t<std::is_floating_point_v<OpMathType<T>>, double, int64_t>;
+
+// 16 independent chains: 8 SSE2 registers of doubles, enough to hide the add latency.
+inline constexpr int64_t kLanes = 16;
+static_assert((kLanes & (kLanes - 1)) == 0, "a power of two");
+
+namespace detail {
+
+template <ReduceKind K>
+constexpr bool kIsExtremum = K == ReduceKind::Max || K == ReduceKind::Min;
+
+// The accumulator of kind K before any element (max/min start from their first element).
+template <ReduceKind K, class V>
+constexpr V identity() {
+  return K == ReduceKind::Prod ? V(1) : V(0);
+}
+
+// One step of kind K. max/min take a NaN v, so a lane that saw a NaN ends NaN (which NaN
+// is settled apart: the result is the first NaN in index order, whatever the lanes saw).
+template <ReduceKind K, class V>
+inline V step(V acc, V v) {
+  if constexpr (K == ReduceKind::Prod) return acc * v;
+  else if constexpr (K == ReduceKind::Max) return ((v > acc) | (v != v)) ? v : acc;
+  else if constexpr (K == ReduceKind::Min) return ((v < acc) | (v != v)) ? v : acc;
+  else return acc + v;
+}
+
+}  // namespace detail
+
+// Folds load(i), i in [0, n), into kLanes lanes with kind K (Sum for Mean). The partial
+// results can be continued with further segments (add), as if they were one row; an
+// element's lane is its index in the whole row mod kLanes.
+template <ReduceKind K, class V>
+class LaneFold {
+ public:
+  static constexpr ReduceKind kStep = K == ReduceKind::Mean ? ReduceKind::Sum : K;
+
+  // max/min: every lane starts at `first`, an element of the row.
+  explicit LaneFold(V first = detail::identity<kStep, V>()) {
+    for (V& l : lane_) l = first;
+  }
+
+  template <class Load>
+  void add(int64_t n, Load&& load) {
+    // Up to the next multiple of kLanes in the whole row, whole blocks, then the rest.
+    int64_t i = std::min(n, (kLanes - phase_) % kLanes);
+    for (int64_t k = 0; k < i; ++k) one(load(k));
+    for (; i + kLanes <= n; i += kLanes) {
+      if constexpr (detail::kIsExtremum<K>) {
+        // Left a loop, so the vectorizer if-converts the select (unrolled, it is branches).
+#pragma GCC unroll 1
+        for (int64_t k = 0; k < kLanes; ++k) lane_[k] = detail::step<kStep>(lane_[k], load(i + k));
+      } else {
+        for (int64_t k = 0; k < kLanes; ++k) lane_[k] = detail::step<kStep>(lane_[k], load(i + k));
+      }
+    }
+    // The rest, fewer than kLanes: the mask only tells the compiler so.
+    for (int64_t k = 0; k < ((n - i) & (kLanes - 1)); ++k) one(load(i + k));
+  }
+
+  // Whether some element was NaN (max/min only).
+  bool sawNaN() const {
+    bool any = false;
+    for (int64_t k = 0; k < kLanes; ++k) any |= lane_[k] != lane_[k];
+    return any;
+  }
+
+  // The lanes combined: (l0 op l8), (l1 op l9), ..., then halving again.
+  V result() const {
+    V l[kLanes];
+    for (int64_t k = 0; k < kLanes; ++k) l[k] = lane_[k];
+    for (int64_t width = kLanes / 2; width >= 1; width /= 2)
+      for (int64_t k = 0; k < width; ++k) l[k] = detail::step<kStep>(l[k], l[k + width]);
+    return l[0];
+  }
+
+ private:
+  void one(V v) {
+    lane_[phase_] = detail::step<kStep>(lane_[phase_], v);
+    phase_ = (phase_ + 1) % kLanes;
+  }
+
+  V lane_[kLanes];
+  int64_t phase_ = 0;
+};
+
+// Sum of load(i) for i in [0, n) in the row order above; load returns the accumulator type.
+template <class Acc, class Load>
+Acc laneSum(int64_t n, Load&& load) {
+  LaneFold<ReduceKind::Sum, Acc> fold;
+  fold.add(n, load);
+  return fold.result();
+}
+
+// The value a reduction of kind K stores for an accumulated `acc` over `n` elements.
+template <ReduceKind K, class T, class V>
+T finish(V acc, int64_t n) {
+  using M = OpMathType<T>;
+  if constexpr (K == ReduceKind::Mean) return T(M(acc / V(n)));
+  else return T(M(acc));
+}
+
+// What a sum, mean or product of no elements stores (max/min of nothing are errors).
+template <ReduceKind K, class T>
+T reduceNothing() {
+  if constexpr (detail::kIsExtremum<K>) return T();
+  else return finish<K, T>(detail::identity<K, ReduceAcc<T>>(), 0);
+}
+
+// Reduces the segments of one output: forEachSegment(visit) calls visit(ptr, length) for
+// each contiguous segment in row order (one for a plain row). n is their total length, at
+// least 1 for max/min.
+template <ReduceKind K, class T, class Segments>
+T reduceSegments(Segments&& forEachSegment, int64_t n) {
+  using M = OpMathType<T>;
+  if constexpr (detail::kIsExtremum<K>) {
+    const T* start = nullptr;
+    forEachSegment([&](const T* x, int64_t len) {
+      if (!start && len > 0) start = x;
+    });
+    if (!start) return T();  // unreachable: max/min of nothing is rejected before
+    LaneFold<K, M> fold{M(*start)};
+    forEachSegment([&](const T* x, int64_t len) { fold.add(len, [x](int64_t i) { return M(x[i]); }); });
+    if (!fold.sawNaN()) return T(fold.result());
+    const T* nanAt = nullptr;
+    forEachSegment([&](const T* x, int64_t len) {
+      for (int64_t i = 0; i < len && !nanAt; ++i)
+        if (M(x[i]) != M(x[i])) nanAt = x + i;
+    });
+    return *nanAt;  // NaN propagates: the first one, payload and all
+  } else {
+    using Acc = ReduceAcc<T>;
+    LaneFold<K, Acc> fold;
+    forEachSegment(
+        [&](const T* x, int64_t len) { fold.add(len, [x](int64_t i) { return Acc(M(x[i])); }); });
+    return finish<K, T>(fold.result(), n);
+  }
+}
+
+// Reduces the row x[0..n) with kind K, as the reduction op does (n >= 1 for max/min).
+template <ReduceKind K, class T>
+T reduceRow(const T* x, int64_t n) {
+  return reduceSegments<K, T>([&](auto&& visit) { visit(x, n); }, n);
+}
+
+// Scratch a column reduction of kind K accumulates in, one per column.
+template <ReduceKind K, class T>
+using ColumnAcc = std::conditional_t<detail::kIsExtremum<K>, OpMathType<T>, ReduceAcc<T>>;
+
+// Reduces a `rows` x `width` block column-wise into out[0..width), load(r, j) giving element
+// (r, j) as a T: each column in row order, the inner loop along a row so it vectorizes.
+// `acc` is scratch for `width` accumulators. rows >= 1 for max/min.
+template <ReduceKind K, class T, class Load>
+void reduceColumnsWith(int64_t rows, int64_t width, Load&& load, T* out, ColumnAcc<K, T>* acc) {
+  using M = OpMathType<T>;
+  if constexpr (detail::kIsExtremum<K>) {
+    for (int64_t j = 0; j < width; ++j) acc[j] = M(load(0, j));
+    for (int64_t r = 1; r < rows; ++r)
+      for (int64_t j = 0; j < width; ++j) {
+        M v = M(load(r, j)), best = acc[j];
+        // A NaN stays once there; a new NaN replaces a number (the first NaN propagates).
+        acc[j] = best != best ? best : detail::step<K>(best, v);
+      }
+    for (int64_t j = 0; j < width; ++j) out[j] = T(acc[j]);
+  } else {
+    using Acc = ReduceAcc<T>;
+    constexpr ReduceKind kStep = K == ReduceKind::Mean ? ReduceKind::Sum : K;
+    for (int64_t j = 0; j < width; ++j) acc[j] = detail::identity<kStep, Acc>();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < width; ++j) acc[j] = detail::step<kStep>(acc[j], Acc(M(load(r, j))));
+    for (int64_t j = 0; j < width; ++j) out[j] = finish<K, T>(acc[j], rows);
+  }
+}
+
+// reduceColumnsWith over rows of x that start rowStride elements apart.
+template <ReduceKind K, class T>
+void reduceColumns(const T* x, int64_t rows, int64_t rowStride, int64_t width, T* out,
+                   ColumnAcc<K, T>* acc) {
+  reduceColumnsWith<K>(rows, width, [&](int64_t r, int64_t j) { return x[r * rowStride + j]; },
+                       out, acc);
+}
+
+// Columns per block for reducing `outer` matrices of `inner` columns: a few blocks per
+// thread where the columns allow, in whole vectors, but at least kMinColumnBlock (2 KB of
+// float32 per row: narrower blocks make every row a cold read from a new page) and at most
+// kMaxColumnBlock (the accumulators stay in L1). Column results do not depend on the blocks.
+inline constexpr int64_t kMinColumnBlock = 512, kMaxColumnBlock = 1024;
+inline int64_t columnBlock(int64_t outer, int64_t inner) {
+  const int64_t perOuter = (4 * int64_t(get_num_threads()) + outer - 1) / outer;
+  int64_t block = ((inner + perOuter - 1) / perOuter + kLanes - 1) / kLanes * kLanes;
+  return std::min(std::max(block, std::min(kMinColumnBlock, inner)), kMaxColumnBlock);
+}
+
+}  // namespace kiln::kernels

@@ -1,0 +1,107 @@
+// Branch-free float exp/log/tanh that the compiler vectorizes inside a plain loop, used by
+// every eager f32 kernel (elementwise and fused) so a value's bits never depend on which
+// kernel or memory layout computed it. f64 and the other dtypes keep the C library.
+#pragma once
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+namespace kiln::kernels {
+
+// exp(x) for float, |relative error| ≤ 2 ulp (Cephes expf coefficients): x = n·ln2 + r with
+// |r| ≤ ln2/2, e^r by a degree-6 polynomial, 2^n put into the exponent bits. Overflow gives
+// inf, underflow 0 (no denormal results, as with flush-to-zero), NaN propagates.
+inline float vexp(float x) {
+  constexpr float kMax = 88.72283905206835f, kMin = -87.33654475055310f;
+  float clamped = x < kMin ? kMin : (x > kMax ? kMax : x);
+  // Round to nearest by adding and removing 1.5·2^23 (SSE2 has no vector round).
+  constexpr float kRound = 12582912.0f;
+  float n = (clamped * 1.44269504088896341f + kRound) - kRound;
+  float r = clamped - n * 0.693359375f;  // ln2 split in two for an exact first product
+  r = r - n * -2.12194440e-4f;
+  float r2 = r * r;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float er = p * r2 + r + 1.0f;
+  // n is in [-126, 128]; split the scale so 2^128 never has to be a float on its own.
+  int32_t e = int32_t(n);
+  int32_t e1 = e >> 1;
+  float s1 = std::bit_cast<float>(int32_t((e1 + 127) << 23));
+  float s2 = std::bit_cast<float>(int32_t((e - e1 + 127) << 23));
+  float result = er * s1 * s2;
+  result = x > kMax ? INFINITY : result;
+  result = x < kMin ? 0.0f : result;
+  return x != x ? x : result;
+}
+
+// log(x) for float, |relative error| ≤ 2 ulp away from 1 and absolute ≤ 1e-7 near it
+// (Cephes logf): x = m·2^e with m in [√½, √2), log(m) by a degree-8 polynomial in m−1.
+inline float vlog(float x) {
+  // Denormals are scaled up by 2^23 first; everything stays float or int32 so it vectorizes.
+  float denormal = x < 1.17549435e-38f && x > 0.0f ? 1.0f : 0.0f;
+  float xn = x * (1.0f + denormal * 8388607.0f);
+  int32_t bits = std::bit_cast<int32_t>(xn);
+  float e = float(((bits >> 23) & 0xff) - 126) - denormal * 23.0f;
+  float m = std::bit_cast<float>((bits & 0x007fffff) | 0x3f000000);  // [0.5, 1)
+  float small = m < 0.707106781186547524f ? 1.0f : 0.0f;
+  float ef = e - small;
+  m = m + small * m - 1.0f;
+  float z = m * m;
+  float p = 7.0376836292e-2f;
+  p = p * m - 1.1514610310e-1f;
+  p = p * m + 1.1676998740e-1f;
+  p = p * m - 1.2420140846e-1f;
+  p = p * m + 1.4249322787e-1f;
+  p = p * m - 1.6668057665e-1f;
+  p = p * m + 2.0000714765e-1f;
+  p = p * m - 2.4999993993e-1f;
+  p = p * m + 3.3333331174e-1f;
+  float y = p * m * z;
+  y = y + ef * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  float result = m + y + ef * 0.693359375f;
+  result = x == 0.0f ? -INFINITY : result;
+  result = x < 0.0f ? NAN : result;
+  result = x == INFINITY ? INFINITY : result;
+  return x != x ? x : result;
+}
+
+// tanh(x) for float: an odd polynomial below |x| = 0.625 (Cephes tanhf), where 1 − 2/(e^2x+1)
+// would cancel, and that formula above it. |relative error| ≤ 3 ulp.
+inline float vtanh(float x) {
+  float a = std::fabs(x);
+  float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  float small = p * z * a + a;
+  float large = 1.0f - 2.0f / (vexp(a + a) + 1.0f);
+  return std::copysign(a < 0.625f ? small : large, x);  // odd, and tanh(-0) is -0
+}
+
+// The math type's exp/log/tanh: the functions above for float, the C library otherwise.
+template <class M>
+inline M exp(M x) {
+  if constexpr (std::is_same_v<M, float>) return vexp(x);
+  else return std::exp(x);
+}
+template <class M>
+inline M log(M x) {
+  if constexpr (std::is_same_v<M, float>) return vlog(x);
+  else return std::log(x);
+}
+template <class M>
+inline M tanh(M x) {
+  if constexpr (std::is_same_v<M, float>) return vtanh(x);
+  else return std::tanh(x);
+}
+
+}  // namespace kiln::kernels

@@ -1,0 +1,72 @@
+// In-place Tensor methods: dtype rules (PyTorch's canCast), alpha, broadcasting limits.
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kiln/core/Ops.h"
+#include "kiln/core/Tensor.h"
+#include "test/unit/frontend/core/ExpectError.h"
+
+namespace kiln {
+namespace {
+
+template <class T>
+std::vector<T> values(const Tensor& t) {
+  Tensor c = t.contiguous();
+  const T* p = c.data_ptr<T>();
+  return std::vector<T>(p, p + c.numel());
+}
+
+TEST(InPlaceTest, AddWithAlphaComputesInThePromotedDtype) {
+  // 0.1 rounded to float first would give 1 + 0.1f·3 = 1.3000000044703484.
+  Tensor self = tensor(std::vector<double>{1.0});
+  self.add_(tensor(std::vector<float>{3.0f}), 0.1);
+  EXPECT_EQ(values<double>(self)[0], 1.0 + 0.1 * 3.0);
+  self.sub_(tensor(std::vector<float>{3.0f}), 0.1);
+  EXPECT_EQ(values<double>(self)[0], 1.0 + 0.1 * 3.0 - 0.1 * 3.0);
+}
+
+TEST(InPlaceTest, IntegralTensorsTakeIntegralAlphas) {
+  Tensor self = tensor(std::vector<int64_t>{10, 20});
+  self.add_(tensor(std::vector<int64_t>{1, 2}), 3.0);
+  EXPECT_EQ(values<int64_t>(self), (std::vector<int64_t>{13, 26}));
+  self.sub_(tensor(std::vector<int64_t>{1, 1}), -2.0);
+  EXPECT_EQ(values<int64_t>(self), (std::vector<int64_t>{15, 28}));
+  EXPECT_KILN_ERROR_HAS(self.add_(tensor(std::vector<int64_t>{1, 1}), 0.5), TypeError,
+                        "kiln::add: alpha must be an integer for int64 operands (got 0.5; other "
+                        "has shape [2])");
+}
+
+TEST(InPlaceTest, AFloatScalarIntoAnIntTensorIsAnError) {
+  Tensor self = tensor(std::vector<int32_t>{1, 2});
+  EXPECT_KILN_ERROR_HAS(self.add_(1.5), TypeError,
+                        "kiln::add: result type float32 can't be cast to the desired output type "
+                        "int32 of the in-place tensor of shape [2]");
+  EXPECT_KILN_ERROR_HAS(self.mul_(2.0), TypeError, "kiln::mul: result type float32 can't be cast");
+  EXPECT_KILN_ERROR_HAS(self.add_(tensor(std::vector<float>{1.0f, 1.0f})), TypeError,
+                        "can't be cast to the desired output type int32");
+  EXPECT_EQ(values<int32_t>(self), (std::vector<int32_t>{1, 2}));  // untouched
+}
+
+TEST(InPlaceTest, BoolTensorsOnlyTakeBools) {
+  Tensor flags = tensor(std::vector<bool>{true, false});
+  EXPECT_KILN_ERROR_HAS(flags.add_(tensor(std::vector<int32_t>{1, 1})), TypeError,
+                        "result type int32 can't be cast to the desired output type bool");
+  flags.add_(tensor(std::vector<bool>{false, true}));  // bool + bool is or
+  EXPECT_EQ(values<bool>(flags), (std::vector<bool>{true, true}));
+}
+
+TEST(InPlaceTest, NarrowerFloatsAndIntsStillCastIn) {
+  Tensor self = tensor(std::vector<float>{1.0f});
+  self.add_(tensor(std::vector<double>{0.5}));  // floating into floating: allowed
+  self.mul_(tensor(std::vector<int64_t>{4}));   // integral into floating: allowed
+  EXPECT_EQ(values<float>(self)[0], 6.0f);
+  Tensor counts = tensor(std::vector<int32_t>{1});
+  counts.add_(tensor(std::vector<int64_t>{2}));  // int64 into int32: allowed, as PyTorch
+  EXPECT_EQ(values<int32_t>(counts)[0], 3);
+}
+
+}  // namespace
+}  // namespace kiln
