@@ -1,0 +1,259 @@
+// jit::trace: records a C++ function of tensors once into a kiln program and runs the
+// program on later calls, as MegEngine's @trace (DESIGN.md §1, §5). No MLIR in this header.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "kiln/core/OpDef.h"
+#include "kiln/core/Tensor.h"
+
+namespace kiln::jit {
+
+struct TraceOptions {
+  // Trace with placeholders that hold no values (reading one is a TraceError); by default
+  // the first call runs eagerly while it records, and values it reads are baked in.
+  bool symbolic = false;
+  // State (parameters, buffers) becomes constants of its value at trace time; needed by
+  // dump(). Without it, state is bound by reference and later calls see current values.
+  bool capture_as_const = false;
+  // The recorded function's name in the module.
+  std::string name = "main";
+  // New input shapes, dtypes or static arguments retrace, at most this many times; then
+  // the call fails with the history, or runs eagerly when fallback_to_eager is set.
+  int max_retraces = 8;
+  bool fallback_to_eager = false;
+};
+
+// How dump() writes a traced program (DESIGN.md §5; MegEngine's trace.dump).
+struct DumpOptions {
+  enum class Format { Bytecode, Text };
+  Format format = Format::Bytecode;  // MLIR bytecode (.mlirbc) or the textual form (.mlir)
+  // Names for the inputs and outputs (kiln.name on the arguments and results), which
+  // kiln-run uses for --input name=file.npy and the files it writes; default x0, x1, ...
+  // and y0, y1, ....
+  std::vector<std::string> input_names = {};
+  std::vector<std::string> output_names = {};
+  bool locations = false;  // keep the user's source locations in the file
+};
+
+// A dumped program loaded back: runs on the reference interpreter (or, later, the
+// compiler backend KILN_JIT_BACKEND selects).
+class LoadedGraph {
+ public:
+  struct Impl;
+  explicit LoadedGraph(std::shared_ptr<Impl> impl);
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
+  const std::vector<std::string>& input_names() const;
+  const std::vector<std::string>& output_names() const;
+  std::string str() const;  // the program in textual form
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// Reads a file written by dump() (bytecode or text); IOError for an unreadable or invalid
+// file, naming the path and what is wrong.
+LoadedGraph load(const std::string& path, const SourceLoc& loc = SourceLoc::current());
+
+namespace detail {
+
+// One call's inputs and static arguments as the cache sees them.
+struct CallKey {
+  std::vector<TensorMeta> inputs;
+  std::vector<bool> requiresGrad;
+  std::string statics;  // the non-tensor arguments, printed
+  bool gradMode = true;
+};
+
+// The MLIR side of a traced function (frontend/jit/Trace.cpp).
+class TracedCore {
+ public:
+  using Body = std::function<std::vector<Tensor>(std::span<const Tensor> inputs)>;
+
+  TracedCore(TraceOptions options, SourceLoc loc);
+  ~TracedCore();
+
+  // Runs one call: records `body` if `key` is new (eagerly, or symbolically and then
+  // runs the recording), else runs the program recorded for it; returns the outputs.
+  std::vector<Tensor> call(std::span<const Tensor> inputs, CallKey key, const Body& body);
+
+  std::string graphStr(bool locations) const;
+  size_t numTraces() const;
+  void dump(const std::string& path, const DumpOptions& options, const SourceLoc& loc) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+template <class T>
+constexpr bool kIsTensor = std::is_same_v<std::remove_cvref_t<T>, Tensor>;
+
+template <class T>
+struct IsTensorTuple : std::false_type {};
+template <class... T>
+struct IsTensorTuple<std::tuple<T...>> : std::bool_constant<(std::is_same_v<T, Tensor> && ...)> {};
+template <class A, class B>
+struct IsTensorTuple<std::pair<A, B>>
+    : std::bool_constant<std::is_same_v<A, Tensor> && std::is_same_v<B, Tensor>> {};
+template <class T>
+constexpr bool kIsTensorTuple = IsTensorTuple<T>::value;
+
+// Static arguments become part of the cache key; only values with a stable printed form.
+template <class T>
+void appendStatic(std::ostringstream& out, const T& value) {
+  using V = std::remove_cvref_t<T>;
+  static_assert(std::is_arithmetic_v<V> || std::is_enum_v<V> || std::is_convertible_v<V, std::string>,
+                "jit::trace: a non-tensor argument must be a number, bool, enum or string (it "
+                "is a static part of the cache key)");
+  if constexpr (std::is_enum_v<V>) out << static_cast<std::underlying_type_t<V>>(value) << ';';
+  else if constexpr (std::is_floating_point_v<V>) out << std::hexfloat << value << ';';
+  else out << value << ';';
+}
+
+template <class R>
+std::vector<Tensor> flatten(R&& result) {
+  using V = std::remove_cvref_t<R>;
+  if constexpr (std::is_same_v<V, Tensor>) {
+    return {std::forward<R>(result)};
+  } else if constexpr (std::is_same_v<V, std::vector<Tensor>>) {
+    return std::vector<Tensor>(result.begin(), result.end());
+  } else {
+    return std::apply([](const auto&... t) { return std::vector<Tensor>{Tensor(t)...}; }, result);
+  }
+}
+
+template <class R>
+R unflatten(std::vector<Tensor> outputs) {
+  if constexpr (std::is_same_v<R, Tensor>) {
+    return std::move(outputs.at(0));
+  } else if constexpr (std::is_same_v<R, std::vector<Tensor>>) {
+    return outputs;
+  } else {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return R{std::move(outputs.at(I))...};
+    }(std::make_index_sequence<std::tuple_size_v<R>>{});
+  }
+}
+
+// Which tensor input the I-th argument is (the count of tensor arguments before it).
+template <size_t I, class... Args>
+constexpr size_t tensorIndex() {
+  constexpr bool isTensor[] = {kIsTensor<Args>..., false};
+  size_t n = 0;
+  for (size_t i = 0; i < I; ++i) n += isTensor[i];
+  return n;
+}
+
+// The body of an exclude_from_trace block, type-erased: inputs to outputs.
+using HostBody = std::function<std::vector<Tensor>(std::span<const Tensor>)>;
+
+// Runs `body` on `inputs` now and, while a trace records on this thread, records it as a
+// kiln.callback that every later call of the traced function runs again.
+std::vector<Tensor> runExcluded(HostBody body, std::vector<Tensor> inputs, const SourceLoc& loc);
+
+}  // namespace detail
+
+// Runs fn(tensors...) eagerly on every call of a traced function, as MegEngine's
+// exclude_from_trace: in the recorded program it is a kiln.callback whose inputs are
+// `tensors` and whose outputs are fn's result (void, a Tensor, a tuple or a vector of
+// Tensors). fn is kept and called again on later calls, so it must capture only what
+// outlives the traced function (host counters, loggers), never the traced function's
+// locals by reference; pass tensors as arguments instead. Outside a trace it just calls
+// fn. A symbolic trace that meets one records again by value, reads still forbidden.
+template <class F, class... T>
+auto exclude_from_trace(F fn, const T&... tensors) {
+  static_assert((detail::kIsTensor<T> && ...), "exclude_from_trace: pass tensors only");
+  using R = std::invoke_result_t<F&, const T&...>;
+  detail::HostBody body = [fn = std::move(fn)](std::span<const Tensor> in) mutable {
+    return [&]<size_t... I>(std::index_sequence<I...>) -> std::vector<Tensor> {
+      if constexpr (std::is_void_v<R>) {
+        fn(in[I]...);
+        return {};
+      } else {
+        return detail::flatten(fn(in[I]...));
+      }
+    }(std::index_sequence_for<T...>{});
+  };
+  std::vector<Tensor> outputs =
+      detail::runExcluded(std::move(body), {tensors...}, SourceLoc::current());
+  if constexpr (!std::is_void_v<R>) return detail::unflatten<R>(std::move(outputs));
+}
+
+// A traced function: call it like the original. Copies share the same traces.
+template <class Fn>
+class Traced {
+ public:
+  Traced(Fn fn, TraceOptions options, SourceLoc loc)
+      : fn_(std::make_shared<Fn>(std::move(fn))),
+        core_(std::make_shared<detail::TracedCore>(std::move(options), loc)) {}
+
+  template <class... Args>
+  std::invoke_result_t<Fn&, Args&...> operator()(Args&&... args) const {
+    using R = std::invoke_result_t<Fn&, Args&...>;
+    static_assert(std::is_void_v<R> || std::is_same_v<R, Tensor> ||
+                      std::is_same_v<R, std::vector<Tensor>> || detail::kIsTensorTuple<R>,
+                  "jit::trace: the function must return void, a Tensor, a tuple of Tensors or "
+                  "a std::vector<Tensor>");
+    detail::CallKey key;
+    std::vector<Tensor> inputs;
+    std::ostringstream statics;
+    auto collect = [&]<class A>(const A& arg) {
+      if constexpr (detail::kIsTensor<A>) inputs.push_back(arg);
+      else detail::appendStatic(statics, arg);
+    };
+    (collect(args), ...);
+    key.statics = statics.str();
+    auto body = [&](std::span<const Tensor> in) -> std::vector<Tensor> {
+      return [&]<size_t... I>(std::index_sequence<I...>) -> std::vector<Tensor> {
+        auto pick = [&]<size_t J, class A>(A& arg) -> decltype(auto) {
+          if constexpr (detail::kIsTensor<A>) return Tensor(in[detail::tensorIndex<J, Args...>()]);
+          else return (arg);
+        };
+        if constexpr (std::is_void_v<R>) {
+          std::invoke(*fn_, pick.template operator()<I>(args)...);
+          return {};
+        } else {
+          return detail::flatten(std::invoke(*fn_, pick.template operator()<I>(args)...));
+        }
+      }(std::index_sequence_for<Args...>{});
+    };
+    std::vector<Tensor> outputs = core_->call(inputs, std::move(key), body);
+    if constexpr (!std::is_void_v<R>) return detail::unflatten<R>(std::move(outputs));
+  }
+
+  // The recorded program(s) in the kiln dialect's textual form; with `locations`, each op
+  // carries the user's source line.
+  std::string graph_str(bool locations = false) const { return core_->graphStr(locations); }
+  // How many times the function was recorded (1 after the first call, more on retraces).
+  size_t num_traces() const { return core_->numTraces(); }
+
+  // Writes the recorded program to `path` atomically (a temporary name, then rename), its
+  // constants as dense_resource blobs. Needs capture_as_const (a dumped graph has no
+  // state to bind) and exactly one recording; TraceError otherwise.
+  void dump(const std::string& path, const DumpOptions& options = {},
+            const SourceLoc& loc = SourceLoc::current()) const {
+    core_->dump(path, options, loc);
+  }
+
+ private:
+  std::shared_ptr<Fn> fn_;
+  std::shared_ptr<detail::TracedCore> core_;
+};
+
+template <class Fn>
+Traced<std::decay_t<Fn>> trace(Fn&& fn, TraceOptions options = {},
+                               const SourceLoc& loc = SourceLoc::current()) {
+  return Traced<std::decay_t<Fn>>(std::forward<Fn>(fn), std::move(options), loc);
+}
+
+}  // namespace kiln::jit

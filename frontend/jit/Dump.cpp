@@ -1,0 +1,194 @@
+// jit::dump: a traced program written to a file. The recording is copied into a fresh
+// context (so the blobs made here neither pile up in the trace's context nor get names
+// that depend on earlier dumps), its large constants become dense_resource blobs, its
+// inputs and outputs get names, and the file is written atomically.
+#include <exception>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dialect/KilnOps.h"
+#include "frontend/io/BinaryFile.h"
+#include "frontend/jit/Context.h"
+#include "frontend/jit/Dump.h"
+#include "frontend/jit/OpBridge.h"
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace kiln::jit {
+
+namespace {
+
+// Constants with more elements than this are written as blobs; smaller ones (and splats,
+// which print as one value) stay inline, where they read best.
+constexpr int64_t kMaxInlineElements = 16;
+
+// Streams what MLIR writes into an AtomicFileWriter. MLIR is built without exceptions, so
+// a failed write is held, later bytes are dropped, and check() rethrows it.
+class AtomicFileStream final : public llvm::raw_ostream {
+ public:
+  explicit AtomicFileStream(io::AtomicFileWriter& file) : file_(file) {}
+  ~AtomicFileStream() override { flush(); }
+
+  void check() {
+    flush();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void write_impl(const char* data, size_t size) override {
+    written_ += size;
+    if (error_) return;
+    try {
+      file_.write(data, size);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  }
+  uint64_t current_pos() const override { return written_; }
+
+  io::AtomicFileWriter& file_;
+  uint64_t written_ = 0;
+  std::exception_ptr error_;
+};
+
+// A copy of `module` in `context`, through an in-memory bytecode round trip (MLIR cannot
+// clone across contexts).
+mlir::OwningOpRef<mlir::ModuleOp> copyInto(mlir::MLIRContext& context, mlir::ModuleOp module,
+                                           const SourceLoc& loc) {
+  std::string bytes;
+  llvm::raw_string_ostream out(bytes);
+  if (mlir::failed(mlir::writeBytecodeToFile(module, out)))
+    throw CompileError::make(loc, "dump", "the recorded program cannot be written as bytecode");
+  mlir::ParserConfig config(&context);
+  auto copy = mlir::parseSourceString<mlir::ModuleOp>(bytes, config);
+  if (!copy)
+    throw CompileError::make(loc, "dump", "the recorded program does not read back (a Kiln bug)");
+  return copy;
+}
+
+// The one function of a recording; its results must all be outputs (a dumped graph has no
+// state to write back). Its arguments are all inputs: TracedCore::dump checked
+// capture_as_const.
+mlir::func::FuncOp onlyFunction(mlir::ModuleOp module, const SourceLoc& loc) {
+  auto funcs = module.getOps<mlir::func::FuncOp>();
+  if (std::distance(funcs.begin(), funcs.end()) != 1)
+    throw CompileError::make(loc, "dump", "a recording holds one function (a Kiln bug)");
+  mlir::func::FuncOp func = *funcs.begin();
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (!func.getResultAttr(i, "kiln.output")) {
+      mlir::DictionaryAttr attrs = func.getResultAttrDict(i);
+      std::string what = attrs && !attrs.empty() ? attrs.begin()->getName().str() : "no kind";
+      throw TraceError::make(loc, "dump", "'", func.getName().str(),
+                             "' returns more than its outputs (result ", i, " is ", what,
+                             "); a dumped graph has no state to write back, so dump a function "
+                             "that only returns values");
+    }
+  return func;
+}
+
+// The names to give `count` inputs (or outputs): `given`, or prefix0, prefix1, ....
+// kiln-run turns them into --input flags and file names, so they must be unique, non-empty
+// and free of '/' and '='.
+std::vector<std::string> namesFor(const std::vector<std::string>& given, size_t count,
+                                  const char* what, const char* prefix, const SourceLoc& loc) {
+  if (given.empty()) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < count; ++i) names.push_back(prefix + std::to_string(i));
+    return names;
+  }
+  if (given.size() != count)
+    throw TraceError::make(loc, "dump", what, "_names has ", given.size(),
+                           " names but the graph has ", count, " ", what, "s");
+  std::set<std::string> seen;
+  for (const std::string& name : given) {
+    if (name.empty() || name.find_first_of("/=") != std::string::npos)
+      throw TraceError::make(loc, "dump", what, " name '", name,
+                             "' is not usable as a file name and flag (empty, or has '/' or '=')");
+    if (!seen.insert(name).second)
+      throw TraceError::make(loc, "dump", what, " name '", name, "' is given twice");
+  }
+  return given;
+}
+
+void nameInputsAndOutputs(mlir::func::FuncOp func, const DumpOptions& options,
+                          const SourceLoc& loc) {
+  mlir::Builder b(func.getContext());
+  std::vector<std::string> inputs =
+      namesFor(options.input_names, func.getNumArguments(), "input", "x", loc);
+  std::vector<std::string> outputs =
+      namesFor(options.output_names, func.getNumResults(), "output", "y", loc);
+  for (unsigned i = 0; i < inputs.size(); ++i)
+    func.setArgAttr(i, "kiln.name", b.getStringAttr(inputs[i]));
+  for (unsigned i = 0; i < outputs.size(); ++i)
+    func.setResultAttr(i, "kiln.name", b.getStringAttr(outputs[i]));
+}
+
+// Large dense constants become dense_resource blobs, which the text form prints once, in
+// hex, in its resource section, and bytecode stores aligned.
+void moveConstantsToBlobs(mlir::ModuleOp module, const SourceLoc& loc) {
+  std::vector<mlir::kiln::ConstantOp> large;
+  module.walk([&](mlir::kiln::ConstantOp op) {
+    auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(op.getValue());
+    if (dense && !dense.isSplat() && dense.getNumElements() > kMaxInlineElements)
+      large.push_back(op);
+  });
+  for (size_t k = 0; k < large.size(); ++k) {
+    mlir::kiln::ConstantOp op = large[k];
+    mlir::OpBuilder builder(op);
+    Tensor value = tensorFromElements(op.getValue(), loc);
+    mlir::Value blob =
+        buildResourceConstant(builder, op.getLoc(), value, "constant_" + std::to_string(k), loc);
+    op.getResult().replaceAllUsesWith(blob);
+    op.erase();
+  }
+}
+
+void stripLocations(mlir::ModuleOp module) {
+  mlir::Location unknown = mlir::UnknownLoc::get(module.getContext());
+  module->walk([&](mlir::Operation* op) {
+    op->setLoc(unknown);
+    for (mlir::Region& region : op->getRegions())
+      for (mlir::Block& block : region)
+        for (mlir::BlockArgument arg : block.getArguments()) arg.setLoc(unknown);
+  });
+}
+
+void write(mlir::ModuleOp module, const std::string& path, const DumpOptions& options,
+           const SourceLoc& loc) {
+  io::AtomicFileWriter file(path, "dump", loc);
+  {
+    AtomicFileStream out(file);
+    if (options.format == DumpOptions::Format::Bytecode) {
+      mlir::BytecodeWriterConfig config("Kiln");
+      if (mlir::failed(mlir::writeBytecodeToFile(module, out, config)))
+        throw CompileError::make(loc, "dump", path, ": the program cannot be written as bytecode");
+    } else {
+      // A top-level module prints its resource section (the blobs, never elided here).
+      mlir::OpPrintingFlags flags;
+      flags.enableDebugInfo(options.locations, /*prettyForm=*/false);
+      module.print(out, flags);
+    }
+    out.check();
+  }
+  file.commit();
+}
+
+}  // namespace
+
+void dumpModule(mlir::ModuleOp module, const std::string& path, const DumpOptions& options,
+                const SourceLoc& loc) {
+  std::unique_ptr<mlir::MLIRContext> context = makeContext();
+  mlir::OwningOpRef<mlir::ModuleOp> copy = copyInto(*context, module, loc);
+  mlir::func::FuncOp func = onlyFunction(*copy, loc);
+  nameInputsAndOutputs(func, options, loc);
+  moveConstantsToBlobs(*copy, loc);
+  if (!options.locations) stripLocations(*copy);
+  write(*copy, path, options, loc);
+}
+
+}  // namespace kiln::jit

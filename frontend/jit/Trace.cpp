@@ -1,0 +1,347 @@
+// The MLIR side of jit::trace: the per-key cache of recordings, retrace reasons and
+// limits, and running a recording on later calls.
+#include "kiln/jit/Trace.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <algorithm>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string_view>
+
+#include "frontend/jit/Context.h"
+#include "frontend/jit/Dump.h"
+#include "frontend/jit/OpBridge.h"
+#include "frontend/jit/Recorder.h"
+#include "kiln/core/Autograd.h"
+#include "kiln/core/Ops.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/OperationSupport.h"
+#include "runtime/interp/Interpreter.h"
+
+namespace kiln::jit::detail {
+
+namespace {
+
+bool logEnabled(std::string_view topic) {
+  const char* log = std::getenv("KILN_LOG");
+  if (!log) return false;
+  std::string_view all(log);
+  for (size_t at = 0; at <= all.size();) {
+    size_t comma = all.find(',', at);
+    if (all.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at) == topic)
+      return true;
+    if (comma == std::string_view::npos) break;
+    at = comma + 1;
+  }
+  return false;
+}
+
+bool sameKey(const CallKey& a, const CallKey& b) {
+  if (a.inputs.size() != b.inputs.size() || a.statics != b.statics || a.gradMode != b.gradMode ||
+      a.requiresGrad != b.requiresGrad)
+    return false;
+  for (size_t i = 0; i < a.inputs.size(); ++i)
+    if (a.inputs[i].shape != b.inputs[i].shape || a.inputs[i].dtype != b.inputs[i].dtype ||
+        a.inputs[i].device != b.inputs[i].device)
+      return false;
+  return true;
+}
+
+// What differs between the key of an earlier trace and a new one, for KILN_LOG=retrace
+// and the max_retraces error: "input 0 shape [64, 784] → [32, 784]".
+std::string keyChange(const CallKey& before, const CallKey& now) {
+  std::ostringstream out;
+  auto sep = [&] { return out.tellp() > 0 ? "; " : ""; };
+  if (before.inputs.size() != now.inputs.size())
+    out << sep() << "number of tensor inputs " << before.inputs.size() << " → " << now.inputs.size();
+  for (size_t i = 0; i < std::min(before.inputs.size(), now.inputs.size()); ++i) {
+    const TensorMeta &a = before.inputs[i], &b = now.inputs[i];
+    if (a.shape != b.shape) out << sep() << "input " << i << " shape " << a.shape << " → " << b.shape;
+    if (a.dtype != b.dtype) out << sep() << "input " << i << " dtype " << a.dtype << " → " << b.dtype;
+    if (a.device != b.device)
+      out << sep() << "input " << i << " device " << a.device << " → " << b.device;
+    if (before.requiresGrad[i] != now.requiresGrad[i])
+      out << sep() << "input " << i << " requires_grad " << (before.requiresGrad[i] ? "true" : "false")
+          << " → " << (now.requiresGrad[i] ? "true" : "false");
+  }
+  if (before.statics != now.statics)
+    out << sep() << "static arguments (" << before.statics << ") → (" << now.statics << ")";
+  if (before.gradMode != now.gradMode)
+    out << sep() << "grad mode " << (before.gradMode ? "on" : "off") << " → "
+        << (now.gradMode ? "on" : "off");
+  return out.str();
+}
+
+// The recorder of the trace running on this thread, for exclude_from_trace.
+thread_local Recorder* tActiveRecorder = nullptr;
+
+class ActiveRecorder {
+ public:
+  explicit ActiveRecorder(Recorder* recorder) : previous_(tActiveRecorder) { tActiveRecorder = recorder; }
+  ~ActiveRecorder() { tActiveRecorder = previous_; }
+
+ private:
+  Recorder* previous_;
+};
+
+std::vector<Tensor> detached(std::vector<Tensor> tensors) {
+  for (Tensor& t : tensors) t = t.detach();
+  return tensors;
+}
+
+}  // namespace
+
+struct TracedCore::Impl {
+  struct Entry {
+    CallKey key;
+    Recording recording;
+  };
+
+  Impl(TraceOptions options, SourceLoc loc) : options(std::move(options)), loc(loc) {}
+
+  Entry* find(const CallKey& key) {
+    for (auto& entry : entries)
+      if (sameKey(entry->key, key)) return entry.get();
+    return nullptr;
+  }
+
+  // Records `body` for `key`; returns the entry and, for a by-value trace, the outputs
+  // of the eager run that recorded it.
+  std::pair<Entry*, std::optional<std::vector<Tensor>>> record(std::span<const Tensor> inputs,
+                                                               CallKey key, const Body& body) {
+    std::optional<Recording> recording;
+    std::optional<std::vector<Tensor>> eager;
+    if (options.symbolic) {
+      try {
+        recording = recordOnce(inputs, body, {true, options.capture_as_const, options.name}, eager);
+      } catch (const NeedsValues&) {  // exclude_from_trace needs values: record by value
+        recording = recordOnce(inputs, body,
+                               {false, options.capture_as_const, options.name, true}, eager);
+      }
+    } else {
+      recording = recordOnce(inputs, body, {false, options.capture_as_const, options.name}, eager);
+    }
+    entries.push_back(std::make_unique<Entry>(Entry{std::move(key), std::move(*recording)}));
+    return {entries.back().get(), std::move(eager)};
+  }
+
+  // One recording; `eager` gets the outputs when it ran by value.
+  Recording recordOnce(std::span<const Tensor> inputs, const Body& body, RecorderOptions how,
+                       std::optional<std::vector<Tensor>>& eager) {
+    Recorder recorder(context(), how);
+    std::vector<Tensor> traceInputs;
+    for (const Tensor& input : inputs) {
+      // By value, each input gets its own handle on the caller's tensor: the same tensor
+      // passed twice, or also read as state, must still record as separate values.
+      Tensor x = how.symbolic ? kiln::detail::emptyTensor(input.sizes(), input.dtype(), input.device(),
+                                                          /*placeholder=*/true, loc)
+                              : Tensor(std::make_shared<TensorImpl>(*input.impl()));
+      if (how.symbolic && input.requires_grad()) x.requires_grad_(true, loc);
+      recorder.addInput(x);
+      traceInputs.push_back(x);
+    }
+    std::vector<Tensor> outputs;
+    {
+      DispatchHookGuard guard(&recorder);
+      ActiveRecorder active(&recorder);
+      outputs = body(traceInputs);
+    }
+    if (!how.symbolic) eager = detached(outputs);
+    Recording recording = recorder.finish(std::move(outputs), loc);
+    recording.byValue = !how.symbolic;
+    return recording;
+  }
+
+  std::vector<Tensor> run(const Entry& entry, std::span<const Tensor> inputs) {
+    const Recording& rec = entry.recording;
+    mlir::ModuleOp module = rec.module.get();
+    auto func = *module.getOps<mlir::func::FuncOp>().begin();
+    std::vector<Tensor> arguments(inputs.begin(), inputs.end());
+    auto argTypes = func.getArgumentTypes();
+    for (size_t k = 0; k < rec.state.size(); ++k) {
+      const Tensor& s = rec.state[k];
+      TensorMeta recorded = metaFor(argTypes[inputs.size() + k]);
+      if (s.sizes() != recorded.shape || s.dtype() != recorded.dtype)
+        throw TraceError::make(loc, "trace", "state '", rec.stateNames[k], "' was ",
+                               recorded.dtype, " of shape ", recorded.shape,
+                               " when traced and is now ", s.dtype(), " of shape ", s.sizes(),
+                               "; a trace binds state by reference and cannot follow a "
+                               "replacement of another shape");
+      arguments.push_back(s);
+    }
+    std::vector<Tensor> results = interp::interpret(func, arguments, rec.callbacks.get());
+    writeBack(rec, arguments, results);
+    results.resize(rec.numOutputs);
+    return results;
+  }
+
+  // Applies what a run wrote besides its outputs: state updates in place, fresh .grad
+  // tensors, cleared .grad, and (for a symbolic warm-up) the created tensors' values.
+  void writeBack(const Recording& rec, std::span<const Tensor> arguments,
+                 std::span<const Tensor> results) {
+    NoGradGuard noGrad;
+    DispatchHookGuard noHook(nullptr);
+    size_t at = rec.numOutputs;
+    for (size_t k : rec.updatedState) {
+      Tensor target = rec.state[k];  // a handle: the write lands in the bound tensor
+      target.copy_(results[at++], loc);
+    }
+    // A result may share memory with an argument (a view) or another result: those are
+    // copied, so no .grad or created tensor aliases anything else.
+    std::vector<const Storage*> taken;
+    for (const Tensor& a : arguments) taken.push_back(a.impl()->storage.get());
+    auto owned = [&](const Tensor& t) {
+      const Storage* storage = t.impl()->storage.get();
+      bool shared = std::find(taken.begin(), taken.end(), storage) != taken.end();
+      Tensor out = shared ? t.clone(loc) : t;
+      taken.push_back(out.impl()->storage.get());
+      return out;
+    };
+    for (size_t k : rec.gradOf) rec.state[k].impl()->grad = owned(results[at++]).implPtr();
+    for (size_t k : rec.clearedGrads) rec.state[k].impl()->grad = nullptr;
+    for (const Tensor& created : rec.created) {
+      Tensor value = owned(results[at++]);
+      if (rec.byValue) continue;  // the eager run that recorded it computed it
+      if (!created.is_placeholder()) {  // made by a factory, then written symbolically
+        Tensor target = created;
+        target.copy_(value, loc);
+        continue;
+      }
+      TensorImpl& target = *created.impl();
+      target.storage = value.impl()->storage;
+      target.strides = value.strides();
+      target.offset = value.storage_offset();
+    }
+  }
+
+  mlir::MLIRContext& context() {
+    if (!mlirContext) mlirContext = makeContext();
+    return *mlirContext;
+  }
+
+  // Drops the warm-up recording just made (the last entry). A second warm-up in a row for
+  // the same key means the function creates lasting tensors on every call.
+  void warmUp(CallKey key) {
+    Recording& rec = entries.back()->recording;
+    if (warmUpKey && sameKey(*warmUpKey, key)) {
+      std::ostringstream shapes;
+      for (const Tensor& t : rec.created) shapes << (shapes.tellp() > 0 ? ", " : "") << t.sizes();
+      entries.pop_back();
+      warmUpKey.reset();
+      throw TraceError::make(loc, "trace", "'", options.name, "' creates ", rec.created.size(),
+                             " tensor(s) on every call that outlive the call and are not "
+                             "outputs (shapes ", shapes.str(),
+                             "); a trace cannot bind new tensors each call. Create them once "
+                             "before tracing, or return them");
+    }
+    entries.pop_back();
+    warmUpKey = std::move(key);
+  }
+
+  TraceOptions options;
+  SourceLoc loc;
+  std::optional<CallKey> warmUpKey;  // the key of the last call, if it was a warm-up
+  std::unique_ptr<mlir::MLIRContext> mlirContext;
+  std::vector<std::unique_ptr<Entry>> entries;
+  std::vector<std::string> history;  // why each retrace happened
+  std::mutex mutex;                  // guards entries and history; held while recording
+};
+
+TracedCore::TracedCore(TraceOptions options, SourceLoc loc)
+    : impl_(std::make_unique<Impl>(std::move(options), loc)) {}
+
+TracedCore::~TracedCore() = default;
+
+std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key, const Body& body) {
+  for (const Tensor& input : inputs) {
+    key.inputs.push_back({input.sizes(), input.dtype(), input.device()});
+    key.requiresGrad.push_back(input.requires_grad());
+  }
+  key.gradMode = isGradEnabled();
+  Impl& impl = *impl_;
+  Impl::Entry* entry;
+  {
+    std::lock_guard lock(impl.mutex);
+    entry = impl.find(key);
+    if (!entry) {
+      if (impl.warmUpKey && sameKey(*impl.warmUpKey, key)) {
+        if (logEnabled("retrace"))
+          std::cerr << "kiln: retrace '" << impl.options.name
+                    << "' after a warm-up: the previous call created tensors that outlive it "
+                       "(such as optimizer state)\n";
+      } else if (!impl.entries.empty()) {
+        std::string change = keyChange(impl.entries.back()->key, key);
+        if (int(impl.entries.size()) > impl.options.max_retraces) {
+          if (impl.options.fallback_to_eager) return detached(body(inputs));
+          std::ostringstream history;
+          for (size_t i = 0; i < impl.history.size(); ++i) history << "\n  retrace " << i + 1 << ": " << impl.history[i];
+          throw TraceError::make(impl.loc, "trace", "'", impl.options.name, "' would retrace a ",
+                                 impl.entries.size(), "th time (max_retraces = ",
+                                 impl.options.max_retraces, ") because ", change,
+                                 "; earlier retraces:", history.str(),
+                                 "\nKeep input shapes and static arguments fixed, raise "
+                                 "max_retraces, or set fallback_to_eager");
+        }
+        impl.history.push_back(change);
+        if (logEnabled("retrace"))
+          std::cerr << "kiln: retrace '" << impl.options.name << "' (" << impl.entries.size() + 1
+                    << " traces): " << change << "\n";
+      }
+      auto [recorded, eagerOutputs] = impl.record(inputs, key, body);
+      if (!recorded->recording.created.empty()) {
+        // A warm-up: what it created is state from now on, so the next call retraces.
+        std::vector<Tensor> outputs = eagerOutputs ? std::move(*eagerOutputs)
+                                                   : impl.run(*recorded, inputs);
+        impl.warmUp(std::move(key));
+        return detached(std::move(outputs));
+      }
+      impl.warmUpKey.reset();
+      if (eagerOutputs) return std::move(*eagerOutputs);  // recorded by value: already ran
+      entry = recorded;
+    }
+  }
+  return impl.run(*entry, inputs);
+}
+
+std::string TracedCore::graphStr(bool locations) const {
+  std::lock_guard lock(impl_->mutex);
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  mlir::OpPrintingFlags flags;
+  if (locations) flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/true);
+  for (const auto& entry : impl_->entries) entry->recording.module->print(out, flags);
+  return text;
+}
+
+std::vector<Tensor> runExcluded(HostBody body, std::vector<Tensor> inputs, const SourceLoc& loc) {
+  Recorder* recorder = tActiveRecorder;
+  // Only while that recorder is the hook: a body that itself calls a traced function
+  // runs eagerly there.
+  if (!recorder || currentDispatchHook() != recorder) return body(inputs);
+  return recorder->recordCallback(body, inputs, loc);
+}
+
+void TracedCore::dump(const std::string& path, const DumpOptions& options,
+                      const SourceLoc& loc) const {
+  std::lock_guard lock(impl_->mutex);
+  const TraceOptions& traced = impl_->options;
+  if (!traced.capture_as_const)
+    throw TraceError::make(loc, "dump", "'", traced.name,
+                           "' was traced without capture_as_const, so its state (parameters, "
+                           "buffers) is bound by reference and cannot be written out; trace it "
+                           "with {.capture_as_const = true} to dump it");
+  if (impl_->entries.size() != 1)
+    throw TraceError::make(loc, "dump", "'", traced.name, "' has ", impl_->entries.size(),
+                           " recordings; dump needs exactly one (call it once, with the "
+                           "input shapes to dump, before dump)");
+  dumpModule(impl_->entries.front()->recording.module.get(), path, options, loc);
+}
+
+size_t TracedCore::numTraces() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->entries.size();
+}
+
+}  // namespace kiln::jit::detail
