@@ -57,8 +57,8 @@ void Recorder::addInput(const Tensor& input) {
   bind(input, arg);
 }
 
-void Recorder::nameState(const Tensor& tensor, std::string name) {
-  names_[tensor.impl()] = std::move(name);
+void Recorder::nameState(const TensorImpl* tensor, std::string name) {
+  names_[tensor] = std::move(name);
 }
 
 void Recorder::bind(const Tensor& tensor, mlir::Value value) {
@@ -87,6 +87,11 @@ mlir::Value Recorder::stateArgument(const Tensor& tensor, const SourceLoc& loc) 
   auto named = names_.find(tensor.impl());
   std::string name = named != names_.end() ? named->second
                                            : "state." + std::to_string(state_.size());
+  for (size_t k = 0; k < state_.size() && named == names_.end(); ++k)
+    if (state_[k].impl()->grad.get() == tensor.impl()) {  // an existing gradient, read
+      name = stateNames_[k] + ".grad";
+      break;
+    }
   mlir::Value value;
   if (options_.captureAsConst) {
     mlir::OpBuilder::InsertionGuard guard(builder_);

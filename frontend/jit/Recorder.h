@@ -70,7 +70,7 @@ class Recorder final : public DispatchHook {
   // Declares the next tensor argument (`kiln.input = N`). Call before the function runs.
   void addInput(const Tensor& input);
   // The name a state tensor gets if the function reads it (default "state.<k>").
-  void nameState(const Tensor& tensor, std::string name);
+  void nameState(const TensorImpl* tensor, std::string name);
 
   bool symbolic() const override { return options_.symbolic; }
   void onOp(const OpCall& call) override;

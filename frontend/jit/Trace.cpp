@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 #include <string_view>
+#include <unordered_map>
 
 #include "frontend/jit/Context.h"
 #include "frontend/jit/Dump.h"
@@ -131,6 +132,7 @@ struct TracedCore::Impl {
   Recording recordOnce(std::span<const Tensor> inputs, const Body& body, RecorderOptions how,
                        std::optional<std::vector<Tensor>>& eager) {
     Recorder recorder(context(), how);
+    nameState(recorder);
     std::vector<Tensor> traceInputs;
     for (const Tensor& input : inputs) {
       // By value, each input gets its own handle on the caller's tensor: the same tensor
@@ -152,6 +154,22 @@ struct TracedCore::Impl {
     Recording recording = recorder.finish(std::move(outputs), loc);
     recording.byValue = !how.symbolic;
     return recording;
+  }
+
+  // Runs the namers; the first name a tensor gets wins.
+  void nameState(Recorder& recorder) {
+    struct Sink final : NameSink {
+      std::unordered_map<const TensorImpl*, std::string> names;
+      void name(const Tensor& tensor, std::string name) override {
+        if (tensor.defined()) names.emplace(tensor.impl(), std::move(name));
+      }
+      std::string nameOf(const Tensor& tensor) const override {
+        auto it = names.find(tensor.impl());
+        return it == names.end() ? "" : it->second;
+      }
+    } sink;
+    for (const Namer& namer : namers) namer(sink);
+    for (const auto& [impl, name] : sink.names) recorder.nameState(impl, name);
   }
 
   std::vector<Tensor> run(const Entry& entry, std::span<const Tensor> inputs) {
@@ -245,6 +263,7 @@ struct TracedCore::Impl {
   std::optional<CallKey> warmUpKey;  // the key of the last call, if it was a warm-up
   std::unique_ptr<mlir::MLIRContext> mlirContext;
   std::vector<std::unique_ptr<Entry>> entries;
+  std::vector<Namer> namers;
   std::vector<std::string> history;  // why each retrace happened
   std::mutex mutex;                  // guards entries and history; held while recording
 };
@@ -253,6 +272,11 @@ TracedCore::TracedCore(TraceOptions options, SourceLoc loc)
     : impl_(std::make_unique<Impl>(std::move(options), loc)) {}
 
 TracedCore::~TracedCore() = default;
+
+void TracedCore::addNamer(Namer namer) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->namers.push_back(std::move(namer));
+}
 
 std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key, const Body& body) {
   for (const Tensor& input : inputs) {

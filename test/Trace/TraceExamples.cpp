@@ -46,6 +46,7 @@ std::string trainStep(bool locations) {
     opt.step();
     return loss;
   }, {.symbolic = true});
+  step.name_module("model", model).name_optimizer("opt", opt);
   for (int i = 0; i < 2; ++i) step(randn({2, 4}), randint(0, 3, {2}));  // warm-up, then kept
   return step.graph_str(locations);
 }

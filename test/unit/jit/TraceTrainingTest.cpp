@@ -95,6 +95,26 @@ TEST_P(TraceTraining, AdamMatchesEagerBitwise) {
 INSTANTIATE_TEST_SUITE_P(ByValueAndSymbolic, TraceTraining, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Symbolic" : "ByValue"; });
 
+TEST(TraceTrainingTest, StateIsNamedAfterModulesAndOptimizerSlots) {
+  nn::Sequential model = makeModel();
+  optim::Adam opt(model->parameters(), optim::AdamOptions(0.01).capturable(true));
+  Tensor extra = ones({5, 3});  // read but not named: keeps the default name
+  auto trainStep = jit::trace([&](Tensor x, Tensor y) {
+    Tensor loss = add(step(model, opt, x, y), sum(extra));
+    return loss;
+  });
+  trainStep.name_module("model", model).name_optimizer("opt", opt);
+  for (const Batch& b : batches(3)) trainStep(b.x, b.y);
+  std::string ir = trainStep.graph_str();
+  EXPECT_THAT(ir, HasSubstr("kiln.state = \"model.0.weight\""));
+  EXPECT_THAT(ir, HasSubstr("kiln.state = \"model.2.bias\""));
+  EXPECT_THAT(ir, HasSubstr("kiln.state = \"opt.exp_avg.model.0.weight\""));
+  EXPECT_THAT(ir, HasSubstr("kiln.state = \"opt.exp_avg_sq.model.2.weight\""));
+  EXPECT_THAT(ir, HasSubstr("kiln.state_update = \"opt.step.model.2.bias\""));
+  EXPECT_THAT(ir, HasSubstr("kiln.grad_update = \"model.0.bias.grad\""));
+  EXPECT_THAT(ir, ::testing::ContainsRegex("kiln.state = \"state.[0-9]+\""));  // extra
+}
+
 TEST(TraceTrainingTest, TensorsCreatedOnEveryCallAreAnError) {
   std::vector<Tensor> kept;
   auto traced = jit::trace([&](Tensor x) {

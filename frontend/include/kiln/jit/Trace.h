@@ -74,10 +74,23 @@ struct CallKey {
   bool gradMode = true;
 };
 
+// Collects names for state tensors before a recording starts.
+class NameSink {
+ public:
+  virtual ~NameSink() = default;
+  virtual void name(const Tensor& tensor, std::string name) = 0;
+  // The name given to `tensor` so far, or "" if none.
+  virtual std::string nameOf(const Tensor& tensor) const = 0;
+};
+using Namer = std::function<void(NameSink&)>;
+
 // The MLIR side of a traced function (frontend/jit/Trace.cpp).
 class TracedCore {
  public:
   using Body = std::function<std::vector<Tensor>(std::span<const Tensor> inputs)>;
+
+  // Namers run in the order added at the start of every recording.
+  void addNamer(Namer namer);
 
   TracedCore(TraceOptions options, SourceLoc loc);
   ~TracedCore();
@@ -229,6 +242,36 @@ class Traced {
     };
     std::vector<Tensor> outputs = core_->call(inputs, std::move(key), body);
     if constexpr (!std::is_void_v<R>) return detail::unflatten<R>(std::move(outputs));
+  }
+
+  // Names the parameters and buffers of `module` (a holder such as nn::Linear, or a
+  // shared_ptr to a module) as state in the recorded program: "<prefix>.<dotted path>",
+  // e.g. model.0.weight, as nn::Graph's register_module does. Their gradients become
+  // "<name>.grad". Unnamed state is "state.<k>".
+  template <class Module>
+  Traced& name_module(const std::string& prefix, const Module& module) {
+    core_->addNamer([prefix, module](detail::NameSink& sink) {
+      for (const auto& [name, t] : module->named_parameters()) sink.name(t, prefix + "." + name);
+      for (const auto& [name, t] : module->named_buffers()) sink.name(t, prefix + "." + name);
+    });
+    return *this;
+  }
+
+  // Names an optimizer's per-parameter state (momentum buffers, Adam moments, steps) as
+  // "<prefix>.<slot>.<parameter's name>", e.g. opt.momentum_buffer.model.0.weight. Name the
+  // modules first; `optimizer` must outlive this traced function.
+  template <class Optimizer>
+  Traced& name_optimizer(const std::string& prefix, const Optimizer& optimizer) {
+    core_->addNamer([prefix, &optimizer](detail::NameSink& sink) {
+      for (const auto& group : optimizer.param_groups())
+        for (const Tensor& p : group.params())
+          if (const auto* slots = optimizer.state(p)) {
+            std::string param = sink.nameOf(p);
+            for (const auto& [slot, t] : *slots)
+              sink.name(t, prefix + "." + slot + "." + (param.empty() ? "?" : param));
+          }
+    });
+    return *this;
   }
 
   // The recorded program(s) in the kiln dialect's textual form; with `locations`, each op
