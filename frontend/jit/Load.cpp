@@ -7,6 +7,7 @@
 
 #include "dialect/KilnOps.h"
 #include "frontend/io/BinaryFile.h"
+#include "frontend/jit/Backend.h"
 #include "frontend/jit/Context.h"
 #include "frontend/jit/OpBridge.h"
 #include "kiln/jit/Trace.h"
@@ -161,6 +162,7 @@ bool accepts(const Shape& graph, const Shape& given) {
 }  // namespace
 
 LoadedGraph load(const std::string& path, const SourceLoc& loc) {
+  selectedBackend("load", loc);
   auto g = std::make_shared<LoadedGraph::Impl>();
   g->path = path;
   g->loc = loc;

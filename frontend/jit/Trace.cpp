@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "frontend/jit/Backend.h"
 #include "frontend/jit/Context.h"
 #include "frontend/jit/Dump.h"
 #include "frontend/jit/OpBridge.h"
@@ -269,7 +270,9 @@ struct TracedCore::Impl {
 };
 
 TracedCore::TracedCore(TraceOptions options, SourceLoc loc)
-    : impl_(std::make_unique<Impl>(std::move(options), loc)) {}
+    : impl_(std::make_unique<Impl>(std::move(options), loc)) {
+  selectedBackend("trace", loc);  // only the interpreter exists so far
+}
 
 TracedCore::~TracedCore() = default;
 

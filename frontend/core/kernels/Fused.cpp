@@ -21,7 +21,7 @@ constexpr bool kComputesAsStored = std::is_same_v<OpMathType<T>, T>;
 // Rows of n elements (x's dim is last, or the dims after it are all 1): the reductions
 // are the row reductions the reduction op uses for a reduced last dim.
 template <class T>
-void softmaxRow(const T* x, int64_t n, bool log, T* y) {
+KILN_INLINE_IN_CLONES void softmaxRow(const T* x, int64_t n, bool log, T* y) {
   const T max = reduceRow<ReduceKind::Max>(x, n);                    // amax
   if (!log) {
     for (int64_t i = 0; i < n; ++i) y[i] = kernels::exp(T(x[i] - max));  // sub, exp
@@ -39,7 +39,7 @@ void softmaxRow(const T* x, int64_t n, bool log, T* y) {
 // Blocks of `width` columns of r rows, rows `inner` apart (x's dim has dims of size > 1
 // after it): the reductions are the column reductions the reduction op uses there.
 template <class T>
-void softmaxColumns(const T* x, int64_t r, int64_t inner, int64_t width, bool log, T* y) {
+KILN_INLINE_IN_CLONES void softmaxColumns(const T* x, int64_t r, int64_t inner, int64_t width, bool log, T* y) {
   T max[kMaxColumnBlock], sum[kMaxColumnBlock];
   ColumnAcc<ReduceKind::Max, T> maxAcc[kMaxColumnBlock];
   ColumnAcc<ReduceKind::Sum, T> sumAcc[kMaxColumnBlock];
@@ -62,6 +62,25 @@ void softmaxColumns(const T* x, int64_t r, int64_t inner, int64_t width, bool lo
     for (int64_t j = 0; j < width; ++j) y[k * inner + j] = y[k * inner + j] - sum[j];
 }
 
+// One parallelFor chunk of rows [begin, end), and of column blocks (jobs) [begin, end):
+// the loops the AVX2 clone is made of. Cloned per chunk, not per row, so the row functions
+// inline into each clone and a chunk pays one ifunc call, not one per short row.
+template <class T>
+KILN_VECTOR_CLONES void softmaxRows(const T* x, int64_t r, int64_t begin, int64_t end, bool log,
+                                    T* y) {
+  for (int64_t o = begin; o < end; ++o) softmaxRow(x + o * r, r, log, y + o * r);
+}
+
+template <class T>
+KILN_VECTOR_CLONES void softmaxColumnBlocks(const T* x, int64_t r, int64_t inner, int64_t block,
+                                            int64_t begin, int64_t end, bool log, T* y) {
+  const int64_t blocks = (inner + block - 1) / block;
+  for (int64_t job = begin; job < end; ++job) {
+    const int64_t at = job / blocks * r * inner + job % blocks * block;
+    softmaxColumns(x + at, r, inner, std::min(block, inner - job % blocks * block), log, y + at);
+  }
+}
+
 template <class T>
 void softmaxOf(const T* x, const Shape& shape, int64_t dim, bool log, T* y) {
   static_assert(kComputesAsStored<T>);
@@ -72,26 +91,22 @@ void softmaxOf(const T* x, const Shape& shape, int64_t dim, bool log, T* y) {
   if (inner == 1 || r == 1) {  // r == 1: either gives exp(x - x) / its sum, elementwise
     const int64_t rows = outer * inner;
     const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / r);
-    parallelFor(0, rows, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) softmaxRow(x + o * r, r, log, y + o * r);
-    });
+    parallelFor(0, rows, grain,
+                [&](int64_t begin, int64_t end) { softmaxRows(x, r, begin, end, log, y); });
     return;
   }
   const int64_t block = columnBlock(outer, inner);
   const int64_t blocks = (inner + block - 1) / block;
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / (r * block));
   parallelFor(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
-    for (int64_t job = begin; job < end; ++job) {
-      const int64_t at = job / blocks * r * inner + job % blocks * block;
-      softmaxColumns(x + at, r, inner, std::min(block, inner - job % blocks * block), log, y + at);
-    }
+    softmaxColumnBlocks(x, r, inner, block, begin, end, log, y);
   });
 }
 
 // One row of layer_norm: mean, sub, mul, mean, add eps, rsqrt, mul, then the weight's mul
 // and the bias's add (each rounded as its own op: no FMA, see frontend/BUILD.bazel).
 template <bool Weight, bool Bias, class T>
-void layerNormRow(const T* x, int64_t n, const T* weight, const T* bias, T eps, T* y) {
+KILN_INLINE_IN_CLONES void layerNormRow(const T* x, int64_t n, const T* weight, const T* bias, T eps, T* y) {
   const T mean = reduceRow<ReduceKind::Mean>(x, n);
   const T variance = finish<ReduceKind::Mean, T>(laneSum<ReduceAcc<T>>(n, [x, mean](int64_t i) {
     const T deviation = x[i] - mean;
@@ -104,6 +119,14 @@ void layerNormRow(const T* x, int64_t n, const T* weight, const T* bias, T eps, 
     if constexpr (Bias) v = v + bias[i];
     y[i] = v;
   }
+}
+
+// Rows [begin, end) of layer_norm: one parallelFor chunk, cloned as softmaxRows.
+template <bool Weight, bool Bias, class T>
+KILN_VECTOR_CLONES void layerNormRows(const T* x, int64_t n, int64_t begin, int64_t end,
+                                      const T* weight, const T* bias, T eps, T* y) {
+  for (int64_t r = begin; r < end; ++r)
+    layerNormRow<Weight, Bias>(x + r * n, n, weight, bias, eps, y + r * n);
 }
 
 template <class F>
@@ -135,9 +158,7 @@ Tensor layerNorm(const Tensor& x, int64_t normalized, const Tensor& weight, cons
     const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / normalized);
     auto run = [&]<bool Weight, bool Bias>() {
       parallelFor(0, rows, grain, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r)
-          layerNormRow<Weight, Bias>(src + r * normalized, normalized, w, b, epsilon,
-                                     dst + r * normalized);
+        layerNormRows<Weight, Bias>(src, normalized, begin, end, w, b, epsilon, dst);
       });
     };
     if (w && b) run.template operator()<true, true>();

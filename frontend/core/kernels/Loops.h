@@ -20,6 +20,11 @@
 #define KILN_VECTOR_CLONES
 #endif
 
+// For the functions a KILN_VECTOR_CLONES loop calls (a row of a fused kernel or of a
+// reduction): GCC inlines a function into a clone of another target only when told to, and
+// a call out of the AVX2 clone would run the baseline code.
+#define KILN_INLINE_IN_CLONES [[gnu::always_inline]] inline
+
 namespace kiln::kernels {
 
 // Elements per parallel chunk: small enough to spread 1M elements over 16 cores, large

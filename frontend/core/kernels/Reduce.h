@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "frontend/core/kernels/Loops.h"
 #include "kiln/core/DType.h"
 #include "kiln/core/ThreadPool.h"
 
@@ -36,14 +37,14 @@ constexpr bool kIsExtremum = K == ReduceKind::Max || K == ReduceKind::Min;
 
 // The accumulator of kind K before any element (max/min start from their first element).
 template <ReduceKind K, class V>
-constexpr V identity() {
+KILN_INLINE_IN_CLONES constexpr V identity() {
   return K == ReduceKind::Prod ? V(1) : V(0);
 }
 
 // One step of kind K. max/min take a NaN v, so a lane that saw a NaN ends NaN (which NaN
 // is settled apart: the result is the first NaN in index order, whatever the lanes saw).
 template <ReduceKind K, class V>
-inline V step(V acc, V v) {
+KILN_INLINE_IN_CLONES V step(V acc, V v) {
   if constexpr (K == ReduceKind::Prod) return acc * v;
   else if constexpr (K == ReduceKind::Max) return ((v > acc) | (v != v)) ? v : acc;
   else if constexpr (K == ReduceKind::Min) return ((v < acc) | (v != v)) ? v : acc;
@@ -61,12 +62,12 @@ class LaneFold {
   static constexpr ReduceKind kStep = K == ReduceKind::Mean ? ReduceKind::Sum : K;
 
   // max/min: every lane starts at `first`, an element of the row.
-  explicit LaneFold(V first = detail::identity<kStep, V>()) {
+  KILN_INLINE_IN_CLONES explicit LaneFold(V first = detail::identity<kStep, V>()) {
     for (V& l : lane_) l = first;
   }
 
   template <class Load>
-  void add(int64_t n, Load&& load) {
+  KILN_INLINE_IN_CLONES void add(int64_t n, Load&& load) {
     // Up to the next multiple of kLanes in the whole row, whole blocks, then the rest.
     int64_t i = std::min(n, (kLanes - phase_) % kLanes);
     for (int64_t k = 0; k < i; ++k) one(load(k));
@@ -84,14 +85,14 @@ class LaneFold {
   }
 
   // Whether some element was NaN (max/min only).
-  bool sawNaN() const {
+  KILN_INLINE_IN_CLONES bool sawNaN() const {
     bool any = false;
     for (int64_t k = 0; k < kLanes; ++k) any |= lane_[k] != lane_[k];
     return any;
   }
 
   // The lanes combined: (l0 op l8), (l1 op l9), ..., then halving again.
-  V result() const {
+  KILN_INLINE_IN_CLONES V result() const {
     V l[kLanes];
     for (int64_t k = 0; k < kLanes; ++k) l[k] = lane_[k];
     for (int64_t width = kLanes / 2; width >= 1; width /= 2)
@@ -100,7 +101,7 @@ class LaneFold {
   }
 
  private:
-  void one(V v) {
+  KILN_INLINE_IN_CLONES void one(V v) {
     lane_[phase_] = detail::step<kStep>(lane_[phase_], v);
     phase_ = (phase_ + 1) % kLanes;
   }
@@ -111,7 +112,7 @@ class LaneFold {
 
 // Sum of load(i) for i in [0, n) in the row order above; load returns the accumulator type.
 template <class Acc, class Load>
-Acc laneSum(int64_t n, Load&& load) {
+KILN_INLINE_IN_CLONES Acc laneSum(int64_t n, Load&& load) {
   LaneFold<ReduceKind::Sum, Acc> fold;
   fold.add(n, load);
   return fold.result();
@@ -119,7 +120,7 @@ Acc laneSum(int64_t n, Load&& load) {
 
 // The value a reduction of kind K stores for an accumulated `acc` over `n` elements.
 template <ReduceKind K, class T, class V>
-T finish(V acc, int64_t n) {
+KILN_INLINE_IN_CLONES T finish(V acc, int64_t n) {
   using M = OpMathType<T>;
   if constexpr (K == ReduceKind::Mean) return T(M(acc / V(n)));
   else return T(M(acc));
@@ -136,7 +137,7 @@ T reduceNothing() {
 // each contiguous segment in row order (one for a plain row). n is their total length, at
 // least 1 for max/min.
 template <ReduceKind K, class T, class Segments>
-T reduceSegments(Segments&& forEachSegment, int64_t n) {
+KILN_INLINE_IN_CLONES T reduceSegments(Segments&& forEachSegment, int64_t n) {
   using M = OpMathType<T>;
   if constexpr (detail::kIsExtremum<K>) {
     const T* start = nullptr;
@@ -164,7 +165,7 @@ T reduceSegments(Segments&& forEachSegment, int64_t n) {
 
 // Reduces the row x[0..n) with kind K, as the reduction op does (n >= 1 for max/min).
 template <ReduceKind K, class T>
-T reduceRow(const T* x, int64_t n) {
+KILN_INLINE_IN_CLONES T reduceRow(const T* x, int64_t n) {
   return reduceSegments<K, T>([&](auto&& visit) { visit(x, n); }, n);
 }
 
@@ -176,7 +177,7 @@ using ColumnAcc = std::conditional_t<detail::kIsExtremum<K>, OpMathType<T>, Redu
 // (r, j) as a T: each column in row order, the inner loop along a row so it vectorizes.
 // `acc` is scratch for `width` accumulators. rows >= 1 for max/min.
 template <ReduceKind K, class T, class Load>
-void reduceColumnsWith(int64_t rows, int64_t width, Load&& load, T* out, ColumnAcc<K, T>* acc) {
+KILN_INLINE_IN_CLONES void reduceColumnsWith(int64_t rows, int64_t width, Load&& load, T* out, ColumnAcc<K, T>* acc) {
   using M = OpMathType<T>;
   if constexpr (detail::kIsExtremum<K>) {
     for (int64_t j = 0; j < width; ++j) acc[j] = M(load(0, j));
@@ -199,7 +200,7 @@ void reduceColumnsWith(int64_t rows, int64_t width, Load&& load, T* out, ColumnA
 
 // reduceColumnsWith over rows of x that start rowStride elements apart.
 template <ReduceKind K, class T>
-void reduceColumns(const T* x, int64_t rows, int64_t rowStride, int64_t width, T* out,
+KILN_INLINE_IN_CLONES void reduceColumns(const T* x, int64_t rows, int64_t rowStride, int64_t width, T* out,
                    ColumnAcc<K, T>* acc) {
   reduceColumnsWith<K>(rows, width, [&](int64_t r, int64_t j) { return x[r * rowStride + j]; },
                        out, acc);

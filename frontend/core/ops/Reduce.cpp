@@ -88,6 +88,15 @@ std::vector<Run> runsOf(const Shape& shape, const Shape& dims) {
   return runs;
 }
 
+// Outputs [begin, end) of plain rows of `segment` elements: one parallelFor chunk, the loop
+// the AVX2 clone is made of (cloned per chunk so reduceRow inlines and short rows pay no
+// ifunc call each).
+template <ReduceKind K, class T>
+KILN_VECTOR_CLONES void reduceRowChunk(const T* x, int64_t segment, int64_t begin, int64_t end,
+                                       T* out) {
+  for (int64_t o = begin; o < end; ++o) out[o] = kernels::reduceRow<K>(x + o * segment, segment);
+}
+
 // out[o] for each output o: its elements are segments of `segment` contiguous elements, one
 // per index of the reduced runs before the last (none for plain rows), taken in row order.
 // So an output's lanes see its elements in the order of a packed copy, without the copy.
@@ -106,7 +115,7 @@ void reduceRows(const T* x, const std::vector<Run>& runs, int64_t outputs, T* ou
   const int64_t grain = std::max<int64_t>(1, kernels::kElementwiseGrain / std::max<int64_t>(perOutput, 1));
   if (redSize.empty()) {  // plain rows
     parallelFor(0, outputs, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) out[o] = kernels::reduceRow<K>(x + o * segment, segment);
+      reduceRowChunk<K>(x, segment, begin, end, out);
     });
     return;
   }
@@ -137,6 +146,19 @@ void reduceRows(const T* x, const std::vector<Run>& runs, int64_t outputs, T* ou
   });
 }
 
+// Column blocks (jobs) [begin, end) of reduceColumnBlocks: one parallelFor chunk, cloned.
+template <ReduceKind K, class T>
+KILN_VECTOR_CLONES void reduceColumnChunk(const T* x, int64_t r, int64_t inner, int64_t block,
+                                          int64_t begin, int64_t end, T* out) {
+  const int64_t blocks = (inner + block - 1) / block;
+  kernels::ColumnAcc<K, T> acc[kernels::kMaxColumnBlock];
+  for (int64_t job = begin; job < end; ++job) {
+    const int64_t o = job / blocks, j0 = (job % blocks) * block;
+    kernels::reduceColumns<K>(x + o * r * inner + j0, r, inner, std::min(block, inner - j0),
+                              out + o * inner + j0, acc);
+  }
+}
+
 // x is [outer, r, inner]: out[o][j] reduces x[o][.][j], in blocks of columns spread over
 // the pool.
 template <ReduceKind K, class T>
@@ -145,12 +167,7 @@ void reduceColumnBlocks(const T* x, int64_t outer, int64_t r, int64_t inner, T* 
   const int64_t blocks = (inner + block - 1) / block;
   const int64_t grain = std::max<int64_t>(1, kernels::kElementwiseGrain / std::max<int64_t>(r * block, 1));
   parallelFor(0, outer * blocks, grain, [&](int64_t begin, int64_t end) {
-    kernels::ColumnAcc<K, T> acc[kernels::kMaxColumnBlock];
-    for (int64_t job = begin; job < end; ++job) {
-      const int64_t o = job / blocks, j0 = (job % blocks) * block;
-      kernels::reduceColumns<K>(x + o * r * inner + j0, r, inner, std::min(block, inner - j0),
-                                out + o * inner + j0, acc);
-    }
+    reduceColumnChunk<K>(x, r, inner, block, begin, end, out);
   });
 }
 
