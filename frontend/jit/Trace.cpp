@@ -89,7 +89,8 @@ class ActiveRecorder {
 };
 
 std::vector<Tensor> detached(std::vector<Tensor> tensors) {
-  for (Tensor& t : tensors) t = t.detach();
+  for (Tensor& t : tensors)
+    if (t.defined()) t = t.detach();  // finish() reports an undefined output
   return tensors;
 }
 

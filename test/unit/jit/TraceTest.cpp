@@ -320,6 +320,26 @@ TEST(TraceTest, KilnJitBackendSelectsTheInterpreter) {
   unsetenv("KILN_JIT_BACKEND");
 }
 
+TEST(TraceTest, PlaceholdersThatEscapeATraceAreErrorsInTheNext) {
+  Tensor leaked;
+  auto first = jit::trace([&](Tensor x) {
+    leaked = x;  // the symbolic input placeholder itself
+    return neg(x);
+  }, {.symbolic = true});
+  first(ones({2}));
+  ASSERT_TRUE(leaked.is_placeholder());
+  auto second = jit::trace([&](Tensor x) { return add(x, leaked); }, {.symbolic = true});
+  EXPECT_KILN_ERROR_HAS(second(ones({2})), TraceError,
+                        "an op reads a symbolic placeholder (shape [2]) that this trace did not "
+                        "create: a tensor from another trace escaped into this one");
+}
+
+TEST(TraceTest, UndefinedOutputsAreErrors) {
+  auto traced = jit::trace([](Tensor x) { return std::make_tuple(neg(x), Tensor()); });
+  EXPECT_KILN_ERROR_HAS(traced(ones({2})), TraceError,
+                        "output 1 of the traced function is undefined");
+}
+
 TEST(TraceTest, SourceLocationsOnDemand) {
   auto traced = jit::trace([](Tensor x) { return exp(x); });
   traced(ones({2}));
