@@ -42,7 +42,7 @@ bool logEnabled(std::string_view topic) {
 
 bool sameKey(const CallKey& a, const CallKey& b) {
   if (a.inputs.size() != b.inputs.size() || a.statics != b.statics || a.gradMode != b.gradMode ||
-      a.requiresGrad != b.requiresGrad)
+      a.requiresGrad != b.requiresGrad || a.modes != b.modes)
     return false;
   for (size_t i = 0; i < a.inputs.size(); ++i)
     if (a.inputs[i].shape != b.inputs[i].shape || a.inputs[i].dtype != b.inputs[i].dtype ||
@@ -70,6 +70,8 @@ std::string keyChange(const CallKey& before, const CallKey& now) {
   }
   if (before.statics != now.statics)
     out << sep() << "static arguments (" << before.statics << ") → (" << now.statics << ")";
+  if (before.modes != now.modes)
+    out << sep() << "module modes (" << before.modes << ") → (" << now.modes << ")";
   if (before.gradMode != now.gradMode)
     out << sep() << "grad mode " << (before.gradMode ? "on" : "off") << " → "
         << (now.gradMode ? "on" : "off");
@@ -266,6 +268,7 @@ struct TracedCore::Impl {
   std::unique_ptr<mlir::MLIRContext> mlirContext;
   std::vector<std::unique_ptr<Entry>> entries;
   std::vector<Namer> namers;
+  std::vector<std::pair<std::string, std::function<std::string()>>> modeProbes;
   std::vector<std::string> history;  // why each retrace happened
   std::mutex mutex;                  // guards entries and history; held while recording
 };
@@ -282,6 +285,11 @@ void TracedCore::addNamer(Namer namer) {
   impl_->namers.push_back(std::move(namer));
 }
 
+void TracedCore::addModeProbe(std::string name, std::function<std::string()> probe) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->modeProbes.emplace_back(std::move(name), std::move(probe));
+}
+
 std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key, const Body& body) {
   for (const Tensor& input : inputs) {
     key.inputs.push_back({input.sizes(), input.dtype(), input.device()});
@@ -292,6 +300,7 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
   Impl::Entry* entry;
   {
     std::lock_guard lock(impl.mutex);
+    for (const auto& [name, probe] : impl.modeProbes) key.modes += name + "=" + probe() + ";";
     entry = impl.find(key);
     if (!entry) {
       if (impl.warmUpKey && sameKey(*impl.warmUpKey, key)) {

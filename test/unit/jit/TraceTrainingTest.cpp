@@ -115,6 +115,27 @@ TEST(TraceTrainingTest, StateIsNamedAfterModulesAndOptimizerSlots) {
   EXPECT_THAT(ir, ::testing::ContainsRegex("kiln.state = \"state.[0-9]+\""));  // extra
 }
 
+TEST(TraceTrainingTest, NamedModulesTrainingModeIsPartOfTheKey) {
+  manual_seed(0);
+  nn::Sequential model(nn::Linear(4, 4), nn::Dropout(0.5));
+  auto forward = jit::trace([&](Tensor x) { return model->forward(x); });
+  forward.name_module("model", model);
+  Tensor x = ones({2, 4});
+  forward(x);
+  model->eval();
+  setenv("KILN_LOG", "retrace", 1);
+  ::testing::internal::CaptureStderr();
+  Tensor evalOut = forward(x);
+  std::string log = ::testing::internal::GetCapturedStderr();
+  unsetenv("KILN_LOG");
+  EXPECT_EQ(forward.num_traces(), 2u);
+  EXPECT_THAT(log, HasSubstr("module modes (model=train;) → (model=eval;)"));
+  EXPECT_TRUE(sameBits(evalOut, model->forward(x)));  // no dropout in eval
+  model[1]->train();  // mixed: one bit per module, pre-order
+  forward(x);
+  EXPECT_EQ(forward.num_traces(), 3u);
+}
+
 TEST(TraceTrainingTest, TensorsCreatedOnEveryCallAreAnError) {
   std::vector<Tensor> kept;
   auto traced = jit::trace([&](Tensor x) {

@@ -72,6 +72,7 @@ struct CallKey {
   std::vector<bool> requiresGrad;
   std::string statics;  // the non-tensor arguments, printed
   bool gradMode = true;
+  std::string modes;  // training mode of the named modules: "model=train;"
 };
 
 // Collects names for state tensors before a recording starts.
@@ -91,6 +92,9 @@ class TracedCore {
 
   // Namers run in the order added at the start of every recording.
   void addNamer(Namer namer);
+  // `probe` reports a named module tree's training mode ("train", "eval", or one 0/1 per
+  // module when mixed); part of every call's key, as DESIGN.md §5 asks.
+  void addModeProbe(std::string name, std::function<std::string()> probe);
 
   TracedCore(TraceOptions options, SourceLoc loc);
   ~TracedCore();
@@ -247,12 +251,20 @@ class Traced {
   // Names the parameters and buffers of `module` (a holder such as nn::Linear, or a
   // shared_ptr to a module) as state in the recorded program: "<prefix>.<dotted path>",
   // e.g. model.0.weight, as nn::Graph's register_module does. Their gradients become
-  // "<name>.grad". Unnamed state is "state.<k>".
+  // "<name>.grad". Unnamed state is "state.<k>". The module tree's training mode becomes
+  // part of the cache key: model->eval() between calls records again.
   template <class Module>
   Traced& name_module(const std::string& prefix, const Module& module) {
     core_->addNamer([prefix, module](detail::NameSink& sink) {
       for (const auto& [name, t] : module->named_parameters()) sink.name(t, prefix + "." + name);
       for (const auto& [name, t] : module->named_buffers()) sink.name(t, prefix + "." + name);
+    });
+    core_->addModeProbe(prefix, [module] {
+      std::string bits;
+      for (const auto& m : module->modules()) bits += m->is_training() ? '1' : '0';
+      if (bits.find('0') == std::string::npos) return std::string("train");
+      if (bits.find('1') == std::string::npos) return std::string("eval");
+      return bits;
     });
     return *this;
   }
