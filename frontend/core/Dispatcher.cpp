@@ -2,6 +2,9 @@
 // tracer's hook, for every op (see kiln/core/Dispatcher.h).
 #include "kiln/core/Dispatcher.h"
 
+#include <set>
+#include <string_view>
+
 #include "frontend/core/kernels/Copy.h"
 #include "kiln/core/Autograd.h"
 
@@ -44,6 +47,29 @@ std::vector<Tensor> compute(const OpDef& op, const std::vector<Tensor>& inputs,
   for (const TensorMeta& m : metas) outputs.push_back(detail::emptyTensor(m.shape, m.dtype, m.device, false, loc));
   op.kernel(args, outputs);
   return outputs;
+}
+
+// Whether `op`'s kernel may write straight into `self` (add_, mul_, copy_, fill_ in
+// optimizer steps), saving a temporary and a copy: an elementwise kernel (output element i
+// reads only input elements i), a contiguous target, and every input either in other
+// memory or exactly `self` (same storage, offset and strides). Anything else (a broadcast
+// view of self's own memory, an overlapping slice) computes into a fresh output first.
+bool writesInPlaceSafely(const OpDef& op, const Tensor& self, const std::vector<Tensor>& inputs) {
+  static const std::set<std::string_view> kElementwise = {
+      "add", "sub", "mul", "div", "pow", "maximum", "minimum", "logical_and", "logical_or",
+      "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "sin", "cos",
+      "floor", "logical_not", "where", "convert", "clone", "full"};
+  if (!op.kernel || !kElementwise.count(op.name) || !self.is_contiguous() ||
+      !self.impl()->storage)
+    return false;
+  const TensorImpl& target = *self.impl();
+  for (const Tensor& x : inputs) {
+    const TensorImpl& in = *x.impl();
+    if (in.storage != target.storage) continue;
+    if (in.offset != target.offset || in.strides != target.strides || in.shape != target.shape)
+      return false;
+  }
+  return true;
 }
 
 bool needsGrad(const OpDef& op, const std::vector<Tensor>& inputs) {
@@ -118,9 +144,16 @@ void dispatchInPlace(const OpDef& op, const Tensor& self, std::vector<Tensor> in
   if (grad && !symbolic)
     for (Tensor& x : computeInputs)
       if (x.impl()->storage == self.impl()->storage) x = snapshot(x, loc);
-  std::vector<Tensor> outputs = compute(op, computeInputs, metas, attrs, symbolic, loc);
-  if (grad) recordGrad(op, computeInputs, outputs, attrs, loc);
-  if (!symbolic) kernels::copyValues(self, outputs[0]);
+  std::vector<Tensor> outputs;
+  if (!grad && !symbolic && writesInPlaceSafely(op, self, inputs)) {
+    Tensor target = self;
+    op.kernel(OpArgs{inputs, attrs, loc}, std::span(&target, 1));
+    outputs.push_back(self);
+  } else {
+    outputs = compute(op, computeInputs, metas, attrs, symbolic, loc);
+    if (grad) recordGrad(op, computeInputs, outputs, attrs, loc);
+    if (!symbolic) kernels::copyValues(self, outputs[0]);
+  }
   TensorImpl& target = *self.impl();
   ++target.version;
   if (target.storage) target.storage->bumpVersion();

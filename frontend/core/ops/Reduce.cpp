@@ -97,6 +97,42 @@ KILN_VECTOR_CLONES void reduceRowChunk(const T* x, int64_t segment, int64_t begi
   for (int64_t o = begin; o < end; ++o) out[o] = kernels::reduceRow<K>(x + o * segment, segment);
 }
 
+// Outputs made of several segments (reduced runs before the last): segment length, elements
+// per output, and the kept and reduced runs before the segment with their strides.
+struct SegmentedRows {
+  int64_t segment, perOutput;
+  const std::vector<int64_t>&keptSize, &keptStride, &redSize, &redStride;
+};
+
+// Outputs [begin, end) of reduceRows' segmented layout: one parallelFor chunk, cloned.
+template <ReduceKind K, class T>
+KILN_VECTOR_CLONES void reduceSegmentedChunk(const T* x, const SegmentedRows& l, int64_t begin,
+                                             int64_t end, T* out) {
+  std::vector<int64_t> index(l.redSize.size());
+  for (int64_t o = begin; o < end; ++o) {
+    int64_t base = 0;
+    for (size_t k = 0, rest = size_t(o); k < l.keptSize.size(); ++k) {
+      base += int64_t(rest % size_t(l.keptSize[k])) * l.keptStride[k];
+      rest /= size_t(l.keptSize[k]);
+    }
+    // An odometer over the reduced runs, innermost (last) first.
+    auto forEachSegment = [&](auto&& visit) {
+      std::fill(index.begin(), index.end(), 0);
+      int64_t offset = base;
+      for (int64_t s = 0; s < l.perOutput / l.segment; ++s) {
+        visit(x + offset, l.segment);
+        for (size_t k = 0; k < index.size(); ++k) {
+          offset += l.redStride[k];
+          if (++index[k] < l.redSize[k]) break;
+          offset -= l.redStride[k] * l.redSize[k];
+          index[k] = 0;
+        }
+      }
+    };
+    out[o] = kernels::reduceSegments<K, T>(forEachSegment, l.perOutput);
+  }
+}
+
 // out[o] for each output o: its elements are segments of `segment` contiguous elements, one
 // per index of the reduced runs before the last (none for plain rows), taken in row order.
 // So an output's lanes see its elements in the order of a packed copy, without the copy.
@@ -119,30 +155,9 @@ void reduceRows(const T* x, const std::vector<Run>& runs, int64_t outputs, T* ou
     });
     return;
   }
+  const SegmentedRows layout{segment, perOutput, keptSize, keptStride, redSize, redStride};
   parallelFor(0, outputs, grain, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> index(redSize.size());
-    for (int64_t o = begin; o < end; ++o) {
-      int64_t base = 0;
-      for (size_t k = 0, rest = size_t(o); k < keptSize.size(); ++k) {
-        base += int64_t(rest % size_t(keptSize[k])) * keptStride[k];
-        rest /= size_t(keptSize[k]);
-      }
-      // An odometer over the reduced runs, innermost (last) first.
-      auto forEachSegment = [&](auto&& visit) {
-        std::fill(index.begin(), index.end(), 0);
-        int64_t offset = base;
-        for (int64_t s = 0; s < perOutput / segment; ++s) {
-          visit(x + offset, segment);
-          for (size_t k = 0; k < index.size(); ++k) {
-            offset += redStride[k];
-            if (++index[k] < redSize[k]) break;
-            offset -= redStride[k] * redSize[k];
-            index[k] = 0;
-          }
-        }
-      };
-      out[o] = kernels::reduceSegments<K, T>(forEachSegment, perOutput);
-    }
+    reduceSegmentedChunk<K>(x, layout, begin, end, out);
   });
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kiln/core/Ops.h"
+#include "kiln/core/Storage.h"
 #include "kiln/core/Tensor.h"
 #include "test/unit/frontend/core/ExpectError.h"
 
@@ -66,6 +67,27 @@ TEST(InPlaceTest, NarrowerFloatsAndIntsStillCastIn) {
   Tensor counts = tensor(std::vector<int32_t>{1});
   counts.add_(tensor(std::vector<int64_t>{2}));  // int64 into int32: allowed, as PyTorch
   EXPECT_EQ(values<int32_t>(counts)[0], 3);
+}
+
+TEST(InPlaceTest, ElementwiseWritesGoStraightIntoTheTarget) {
+  const int64_t n = int64_t(1) << 20;  // 4 MiB: a temporary would land in the block cache
+  Tensor x = ones({n}), y = full({n}, 2.0);
+  size_t limit = Storage::setCacheLimit(size_t(64) << 20);
+  Storage::emptyCache();
+  x.add_(y).mul_(3.0);
+  x.copy_(mul(x, 1.0));  // the temporary here is the argument, not copy_'s
+  Storage::emptyCache();
+  x.sub_(y).div_(y).fill_(4.0);
+  EXPECT_EQ(Storage::cachedBytes(), 0u);  // no temporary output was allocated
+  Storage::setCacheLimit(limit);
+  EXPECT_EQ(values<float>(x)[n - 1], 4.0f);
+}
+
+TEST(InPlaceTest, OverlappingViewsReadEverythingBeforeWriting) {
+  Tensor x = tensor(std::vector<float>{1, 2, 3, 4, 5});
+  Tensor tail = x.narrow(0, 1, 4), head = x.narrow(0, 0, 4);
+  tail.add_(head);  // reads 1 2 3 4 before any write, as PyTorch's result does here
+  EXPECT_EQ(values<float>(x), (std::vector<float>{1, 3, 5, 7, 9}));
 }
 
 }  // namespace
