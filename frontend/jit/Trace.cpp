@@ -246,11 +246,12 @@ struct TracedCore::Impl {
   // Drops the warm-up recording just made (the last entry). A second warm-up in a row for
   // the same key means the function creates lasting tensors on every call.
   void warmUp(CallKey key) {
-    Recording& rec = entries.back()->recording;
+    std::unique_ptr<Entry> dropped = std::move(entries.back());
+    entries.pop_back();
+    const Recording& rec = dropped->recording;
     if (warmUpKey && sameKey(*warmUpKey, key)) {
       std::ostringstream shapes;
       for (const Tensor& t : rec.created) shapes << (shapes.tellp() > 0 ? ", " : "") << t.sizes();
-      entries.pop_back();
       warmUpKey.reset();
       throw TraceError::make(loc, "trace", "'", options.name, "' creates ", rec.created.size(),
                              " tensor(s) on every call that outlive the call and are not "
@@ -258,7 +259,6 @@ struct TracedCore::Impl {
                              "); a trace cannot bind new tensors each call. Create them once "
                              "before tracing, or return them");
     }
-    entries.pop_back();
     warmUpKey = std::move(key);
   }
 
