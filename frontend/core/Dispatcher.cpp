@@ -2,9 +2,6 @@
 // tracer's hook, for every op (see kiln/core/Dispatcher.h).
 #include "kiln/core/Dispatcher.h"
 
-#include <set>
-#include <string_view>
-
 #include "frontend/core/kernels/Copy.h"
 #include "kiln/core/Autograd.h"
 
@@ -50,17 +47,12 @@ std::vector<Tensor> compute(const OpDef& op, const std::vector<Tensor>& inputs,
 }
 
 // Whether `op`'s kernel may write straight into `self` (add_, mul_, copy_, fill_ in
-// optimizer steps), saving a temporary and a copy: an elementwise kernel (output element i
-// reads only input elements i), a contiguous target, and every input either in other
-// memory or exactly `self` (same storage, offset and strides). Anything else (a broadcast
-// view of self's own memory, an overlapping slice) computes into a fresh output first.
+// optimizer steps), saving a temporary and a copy: an elementwise kernel, a contiguous
+// target, and every input either in other memory or exactly `self` (same storage, offset
+// and strides). Anything else (a broadcast view of self's own memory, an overlapping
+// slice) computes into a fresh output first.
 bool writesInPlaceSafely(const OpDef& op, const Tensor& self, const std::vector<Tensor>& inputs) {
-  static const std::set<std::string_view> kElementwise = {
-      "add", "sub", "mul", "div", "pow", "maximum", "minimum", "logical_and", "logical_or",
-      "neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "sin", "cos",
-      "floor", "logical_not", "where", "convert", "clone", "full"};
-  if (!op.kernel || !kElementwise.count(op.name) || !self.is_contiguous() ||
-      !self.impl()->storage)
+  if (!op.elementwise || !op.kernel || !self.is_contiguous() || !self.impl()->storage)
     return false;
   const TensorImpl& target = *self.impl();
   for (const Tensor& x : inputs) {

@@ -198,7 +198,7 @@ std::vector<Tensor> LoadedGraph::operator()(const std::vector<Tensor>& inputs) c
       throw TypeError::make(g.loc, "LoadedGraph", g.path, ": input '", g.inputNames[i], "' is ",
                             x.dtype(), " but the graph takes ", want.dtype);
   }
-  return interp::interpret(g.func, inputs, /*callbacks=*/nullptr, g.loc);
+  return interp::interpretVerified(g.func, inputs, /*callbacks=*/nullptr, g.loc);
 }
 
 const std::vector<std::string>& LoadedGraph::input_names() const { return impl_->inputNames; }

@@ -193,7 +193,7 @@ struct TracedCore::Impl {
                                "replacement of another shape");
       arguments.push_back(s);
     }
-    std::vector<Tensor> results = interp::interpret(func, arguments, rec.callbacks.get());
+    std::vector<Tensor> results = interp::interpretVerified(func, arguments, rec.callbacks.get());
     writeBack(rec, arguments, results);
     results.resize(rec.numOutputs);
     return results;

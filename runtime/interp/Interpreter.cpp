@@ -187,15 +187,17 @@ class Interpreter {
   llvm::DenseMap<mlir::Value, mlir::Operation*> lastUser_;
 };
 
+std::string where(mlir::func::FuncOp main) {
+  return "'func.func @" + main.getSymName().str() + "' at " + jit::formatLocation(main.getLoc()) +
+         ": ";
+}
+
 void checkArguments(mlir::func::FuncOp main, std::span<const Tensor> arguments, const SourceLoc& loc) {
-  const std::string at = "'func.func @" + main.getSymName().str() + "' at " +
-                         jit::formatLocation(main.getLoc()) + ": ";
+  const std::string at = where(main);
   if (main.isExternal()) throw Error(kOpName, at + "has no body", loc);
   if (!main.getBody().hasOneBlock())
     throw Error(kOpName, at + detail::concat("has ", main.getBody().getBlocks().size(),
                                              " blocks; only single-block functions run"), loc);
-  if (std::string problem = verifierMessage(main); !problem.empty())
-    throw Error(kOpName, at + "does not verify: " + problem, loc);
   mlir::FunctionType type = main.getFunctionType();
   if (arguments.size() != type.getNumInputs())
     throw Error(kOpName, at + detail::concat("takes ", type.getNumInputs(), " arguments but was given ",
@@ -215,6 +217,14 @@ void checkArguments(mlir::func::FuncOp main, std::span<const Tensor> arguments, 
 
 std::vector<Tensor> interpret(mlir::func::FuncOp main, std::span<const Tensor> arguments,
                               const CallbackTable* callbacks, const SourceLoc& loc) {
+  if (!main.isExternal())
+    if (std::string problem = verifierMessage(main); !problem.empty())
+      throw Error(kOpName, where(main) + "does not verify: " + problem, loc);
+  return interpretVerified(main, arguments, callbacks, loc);
+}
+
+std::vector<Tensor> interpretVerified(mlir::func::FuncOp main, std::span<const Tensor> arguments,
+                                      const CallbackTable* callbacks, const SourceLoc& loc) {
   checkArguments(main, arguments, loc);
   NoGradGuard noGrad;
   DispatchHookGuard noHook(nullptr);

@@ -50,4 +50,10 @@ std::vector<Tensor> interpret(mlir::func::FuncOp main, std::span<const Tensor> a
                               const CallbackTable* callbacks = nullptr,
                               const SourceLoc& loc = SourceLoc::current());
 
+// interpret without running the verifier first, for callers that verified `main` once
+// (the tracer when it finishes a recording, jit::load when it parses) and run it per call.
+std::vector<Tensor> interpretVerified(mlir::func::FuncOp main, std::span<const Tensor> arguments,
+                                      const CallbackTable* callbacks = nullptr,
+                                      const SourceLoc& loc = SourceLoc::current());
+
 }  // namespace kiln::interp

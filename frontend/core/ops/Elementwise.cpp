@@ -283,7 +283,7 @@ Grads convertGrad(const GradArgs& a) {
 }  // namespace
 
 #define KILN_UNARY_DEF(var, name, kiln, cls, kernel, grad, reads) \
-  const OpDef var{name, kiln, unaryShape<DTypeClass::cls>, kernel, nullptr, grad, reads};
+  const OpDef var{name, kiln, unaryShape<DTypeClass::cls>, kernel, nullptr, grad, reads, true};
 KILN_UNARY_DEF(kNeg, "neg", "kiln.neg", Numeric, kNumericUnary<Neg>, negGrad, kReadsNothing)
 KILN_UNARY_DEF(kAbs, "abs", "kiln.abs", Numeric, kNumericUnary<Abs>, absGrad, kReadsInputs)
 KILN_UNARY_DEF(kExp, "exp", "kiln.exp", Floating, kFloatUnary<Exp>, expGrad, kReadsOutputs)
@@ -300,7 +300,7 @@ KILN_UNARY_DEF(kNot, "logical_not", "kiln.not", Bool, notKernel, nullptr, kReads
 #undef KILN_UNARY_DEF
 
 #define KILN_BINARY_DEF(var, name, kiln, cls, kernel, grad, reads) \
-  const OpDef var{name, kiln, binaryShape<DTypeClass::cls>, kernel, nullptr, grad, reads};
+  const OpDef var{name, kiln, binaryShape<DTypeClass::cls>, kernel, nullptr, grad, reads, true};
 KILN_BINARY_DEF(kAdd, "add", "kiln.add", Any, kAnyBinary<Add>, addGrad, kReadsNothing)
 KILN_BINARY_DEF(kSub, "sub", "kiln.sub", Numeric, kNumericBinary<Sub>, subGrad, kReadsNothing)
 KILN_BINARY_DEF(kMul, "mul", "kiln.mul", Any, kAnyBinary<Mul>, mulGrad, kReadsInputs)
@@ -313,9 +313,10 @@ KILN_BINARY_DEF(kOr, "logical_or", "kiln.or", Bool, boolBinaryKernel<Or>, nullpt
 #undef KILN_BINARY_DEF
 
 const OpDef kCompare{"compare", "kiln.compare", compareShape, compareKernel, nullptr, nullptr};
-const OpDef kSelect{"where", "kiln.select", selectShape, selectKernel, nullptr, selectGrad, kReadsInputs};
+const OpDef kSelect{"where", "kiln.select", selectShape, selectKernel, nullptr, selectGrad, kReadsInputs,
+                    true};
 const OpDef kConvert{"convert", "kiln.convert", convertShape, convertKernel, nullptr, convertGrad,
-                     kReadsNothing};
+                     kReadsNothing, true};
 
 }  // namespace ops
 

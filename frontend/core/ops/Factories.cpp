@@ -28,7 +28,7 @@ void fullKernel(const OpArgs& args, std::span<Tensor> out) {
 
 }  // namespace
 
-const OpDef kFull{"full", "kiln.constant", factoryShape, fullKernel, nullptr, nullptr};
+const OpDef kFull{"full", "kiln.constant", factoryShape, fullKernel, nullptr, nullptr, kReadsBoth, true};
 
 }  // namespace ops
 

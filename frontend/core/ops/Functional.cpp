@@ -73,14 +73,9 @@ Tensor shiftedByMax(const Tensor& x, int64_t dim, const SourceLoc& loc) {
   return sub(x, max, loc);
 }
 
-// ops::mayFuseEagerly (no tracer, no gradient, f32/f64), and what the fused kernels assume
-// besides: host values (not a placeholder leaked from a symbolic trace, which the
-// composition rejects with a TraceError) and at least one element.
+// ops::mayFuseEagerly, and at least one element (the fused row kernels assume one).
 bool fusable(std::initializer_list<const Tensor*> inputs) {
-  if (!ops::mayFuseEagerly(inputs) || (*inputs.begin())->numel() == 0) return false;
-  for (const Tensor* t : inputs)
-    if (t->defined() && (t->is_placeholder() || !t->device().isCPU())) return false;
-  return true;
+  return ops::mayFuseEagerly(inputs) && (*inputs.begin())->numel() > 0;
 }
 
 // [1, C, 1, ...]: a per-channel tensor laid out to broadcast against x [N, C, *].

@@ -232,7 +232,8 @@ Grads concatGrad(const GradArgs& a) {
 }  // namespace
 
 const OpDef kReshape{"reshape", "kiln.reshape", reshapeShape, nullptr, reshapeView, reshapeGrad, kReadsNothing};
-const OpDef kCopy{"clone", "kiln.reshape", reshapeShape, copyKernel, nullptr, copyGrad, kReadsNothing};
+const OpDef kCopy{"clone", "kiln.reshape", reshapeShape, copyKernel, nullptr, copyGrad, kReadsNothing,
+                  true};
 const OpDef kTranspose{"permute", "kiln.transpose", transposeShape, nullptr, transposeView,
                        transposeGrad, kReadsNothing};
 const OpDef kExpand{"expand", "kiln.broadcast_in_dim", expandShape, nullptr, expandView, expandGrad, kReadsNothing};

@@ -67,6 +67,9 @@ struct OpDef {
   ViewFn view = nullptr;
   GradFn grad = nullptr;  // null: not differentiable (comparisons, integer ops)
   GradReads gradReads = kReadsBoth;
+  // Output element i reads only element i of each input (same shape), so the kernel may
+  // write into an input it exactly aliases: in-place ops then need no temporary.
+  bool elementwise = false;
 };
 
 }  // namespace kiln

@@ -6,6 +6,7 @@
 
 #include "kiln/core/Random.h"
 #include "test/unit/frontend/Golden.h"
+#include "test/unit/frontend/nn/NnTestSupport.h"
 
 namespace kiln::nn {
 namespace {
@@ -13,15 +14,10 @@ namespace {
 namespace F = functional;
 using golden::valuesAsDouble;
 
-void expectClose(const Tensor& a, const Tensor& b, double tol = 1e-6) {
-  ASSERT_EQ(a.sizes(), b.sizes());
-  std::vector<double> x = valuesAsDouble(a), y = valuesAsDouble(b);
-  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], tol) << "element " << i;
-}
+using testing::sample;
 
-Tensor sample(const Shape& shape, uint64_t seed = 1) {
-  manual_seed(seed);
-  return randn(shape);
+void expectClose(const Tensor& a, const Tensor& b, double tol = 1e-6) {
+  testing::expectCloseWithin(a, b, tol);
 }
 
 TEST(FunctionalTest, Linear) {

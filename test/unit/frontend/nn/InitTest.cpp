@@ -10,6 +10,7 @@
 
 #include "kiln/core/Ops.h"
 #include "test/unit/frontend/Golden.h"
+#include "test/unit/frontend/nn/NnTestSupport.h"
 
 namespace kiln::nn::init {
 namespace {
@@ -19,18 +20,8 @@ using ::testing::ThrowsMessage;
 
 using golden::valuesAsDouble;
 
-struct Stats {
-  double min, max, mean, std;
-};
-Stats statsOf(const Tensor& t) {
-  std::vector<double> v = valuesAsDouble(t);
-  Stats s{*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), 0, 0};
-  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
-  double var = 0;
-  for (double x : v) var += (x - s.mean) * (x - s.mean) / double(v.size());
-  s.std = std::sqrt(var);
-  return s;
-}
+using nn::testing::Stats;
+using nn::testing::statsOf;
 
 void expectUniform(const Tensor& t, double low, double high) {
   Stats s = statsOf(t);
@@ -40,13 +31,13 @@ void expectUniform(const Tensor& t, double low, double high) {
   EXPECT_LT(s.min, low + 0.01 * width);
   EXPECT_GT(s.max, high - 0.01 * width);
   EXPECT_NEAR(s.mean, (low + high) / 2, 0.02 * width);
-  EXPECT_NEAR(s.std, width / std::sqrt(12.0), 0.03 * width / std::sqrt(12.0));
+  EXPECT_NEAR(std::sqrt(s.var), width / std::sqrt(12.0), 0.03 * width / std::sqrt(12.0));
 }
 
 void expectNormal(const Tensor& t, double mean, double std) {
   Stats s = statsOf(t);
   EXPECT_NEAR(s.mean, mean, 0.03 * std);
-  EXPECT_NEAR(s.std, std, 0.03 * std);
+  EXPECT_NEAR(std::sqrt(s.var), std, 0.03 * std);
 }
 
 TEST(InitTest, GainsAsPyTorch) {

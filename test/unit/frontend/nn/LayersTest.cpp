@@ -13,6 +13,7 @@
 #include "kiln/core/Random.h"
 #include "kiln/nn/Modules.h"
 #include "test/unit/frontend/Golden.h"
+#include "test/unit/frontend/nn/NnTestSupport.h"
 
 namespace kiln::nn {
 namespace {
@@ -29,16 +30,9 @@ std::string printed(const M& module) {
   return os.str();
 }
 
-struct Stats {
-  double min, max, mean, var;
-};
-Stats statsOf(const Tensor& t) {
-  std::vector<double> v = valuesAsDouble(t);
-  Stats s{*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()), 0, 0};
-  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
-  for (double x : v) s.var += (x - s.mean) * (x - s.mean) / double(v.size());
-  return s;
-}
+using testing::sample;
+using testing::Stats;
+using testing::statsOf;
 
 // U(-bound, bound): inside the bounds, reaching close to them, variance bound²/3.
 void expectUniform(const Tensor& t, double bound) {
@@ -56,14 +50,7 @@ void expectAllEqual(const Tensor& t, double value) {
 }
 
 void expectClose(const Tensor& a, const Tensor& b, double tol = 1e-5) {
-  ASSERT_EQ(a.sizes(), b.sizes());
-  std::vector<double> x = valuesAsDouble(a), y = valuesAsDouble(b);
-  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], tol) << "element " << i;
-}
-
-Tensor sample(const Shape& shape, uint64_t seed = 1) {
-  manual_seed(seed);
-  return randn(shape);
+  testing::expectCloseWithin(a, b, tol);
 }
 
 // ---- Linear --------------------------------------------------------------------------------
