@@ -1,5 +1,6 @@
 // kiln-opt: the mlir-opt of Kiln. Parses kiln (and upstream) IR, runs passes, prints IR.
 #include "dialect/KilnDialect.h"
+#include "passes/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -17,6 +18,7 @@ int main(int argc, char **argv) {
   // Upstream dialects and passes are registered so kiln-opt can run every stage of the
   // pipelines (linalg, bufferization, vector, gpu, LLVM) on dumped kiln graphs.
   mlir::registerAllPasses();
+  mlir::kiln::registerPassesAndPipelines();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

@@ -1,0 +1,332 @@
+// kiln-fuse: groups elementwise, broadcast and reduction ops into kiln.fusion regions.
+#include "dialect/KilnOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <map>
+#include <string>
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_KILNFUSEPASS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+// What an op may be in a group.
+enum class Role {
+  Barrier,      // never fused: library ops, data movement, rng, callbacks, fusions
+  Elementwise,  // producer or root
+  Reduction,    // root only: a group ends at its reduction
+  Constant,     // splat constants are copied into every group using them
+};
+
+Role roleOf(Operation *op) {
+  if (!isa<KilnDialect>(op->getDialect()) || isa<FusionOp>(op))
+    return Role::Barrier;
+  if (isa<ConstantOp>(op))
+    return Role::Constant;
+  if (isa<ReduceOp>(op))
+    return Role::Reduction;
+  if (op->hasTrait<OpTrait::Elementwise>() || isa<BroadcastInDimOp>(op))
+    return Role::Elementwise;
+  return Role::Barrier;
+}
+
+bool isSplatConstant(Operation *op) {
+  DenseElementsAttr value;
+  return op && matchPattern(op, m_Constant(&value)) && value.isSplat();
+}
+
+// Ops cheaper to recompute in each group that needs them than to write out and
+// read back: no transcendental functions, no division.
+bool isCheap(Operation *op) {
+  return isa<AbsOp, AddOp, AndOp, BroadcastInDimOp, CompareOp, ConvertOp,
+             MaxOp, MinOp, MulOp, NegOp, NotOp, OrOp, ReluOp, SelectOp,
+             SubOp>(op) ||
+         isSplatConstant(op);
+}
+
+// A group under construction. Owned ops move into the fusion; duplicated ops
+// are copied into it and stay where they are for their other users.
+struct Group {
+  Operation *root;
+  llvm::SetVector<Operation *> owned;
+  llvm::SetVector<Operation *> duplicated;
+
+  bool contains(Operation *op) const {
+    return owned.contains(op) || duplicated.contains(op);
+  }
+};
+
+// Values the group reads from outside, in order of first use.
+llvm::SetVector<Value> inputsOf(const Group &group,
+                                const llvm::SetVector<Operation *> &ordered) {
+  llvm::SetVector<Value> inputs;
+  for (Operation *op : ordered)
+    for (Value operand : op->getOperands())
+      if (!group.contains(operand.getDefiningOp()))
+        inputs.insert(operand);
+  return inputs;
+}
+
+class GroupBuilder {
+public:
+  GroupBuilder(Block &block, unsigned maxInputs, bool report)
+      : maxInputs(maxInputs), report(report) {
+    for (auto [i, op] : llvm::enumerate(block))
+      position[&op] = i;
+  }
+
+  // Forms every group, last root first.
+  std::vector<Group> formGroups(Block &block) {
+    std::vector<Group> groups;
+    for (Operation &op : llvm::reverse(block)) {
+      Role role = roleOf(&op);
+      if (owner.count(&op) || (role != Role::Elementwise && role != Role::Reduction))
+        continue;
+      groups.push_back(grow(&op, groups.size()));
+    }
+    return groups;
+  }
+
+private:
+  Group grow(Operation *root, unsigned id) {
+    Group group{root, {}, {}};
+    InFlightDiagnostic diag = report ? root->emitRemark() : InFlightDiagnostic();
+    unsigned stops = 0;
+    auto stop = [&](Operation *producer, const Twine &why) {
+      ++stops;
+      if (report)
+        diag.attachNote(producer->getLoc())
+            << "not fused: " << producer->getName() << " " << why;
+    };
+    take(group, root, /*duplicate=*/false, id);
+    // Latest producer first, so every user a producer could have in the group
+    // has been decided before the producer is.
+    std::map<unsigned, Operation *, std::greater<unsigned>> frontier;
+    auto enqueue = [&](Operation *op) {
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && def->getBlock() == root->getBlock() && !group.contains(def))
+          frontier.emplace(position.at(def), def);
+    };
+    enqueue(root);
+    while (!frontier.empty()) {
+      Operation *producer = frontier.begin()->second;
+      frontier.erase(frontier.begin());
+      std::optional<bool> duplicate = decide(group, producer, stop);
+      if (!duplicate)
+        continue;
+      take(group, producer, *duplicate, id);
+      enqueue(producer);
+    }
+    if (report) {
+      diag << "fusion of " << group.owned.size() + group.duplicated.size()
+           << " ops (" << group.duplicated.size() << " duplicated), "
+           << stops << " producer(s) left out";
+      diag.report();
+    } else {
+      diag.abandon();
+    }
+    return group;
+  }
+
+  // Whether `producer` joins the group and if so whether as a copy; reports
+  // through `stop` why not.
+  template <typename StopFn>
+  std::optional<bool> decide(const Group &group, Operation *producer,
+                             StopFn &stop) {
+    Role role = roleOf(producer);
+    if (role == Role::Constant)
+      return isSplatConstant(producer) ? std::optional(true) : std::nullopt;
+    if (role == Role::Barrier) {
+      stop(producer, "is not fusible");
+      return std::nullopt;
+    }
+    if (role == Role::Reduction) {
+      stop(producer, "is a reduction: a reduction only ends a group");
+      return std::nullopt;
+    }
+    bool duplicate = owner.count(producer) || needsCopy(group, producer);
+    if (duplicate && !isCheap(producer)) {
+      stop(producer, owner.count(producer)
+                         ? "is in another group and too costly to recompute"
+                         : "has a user before the group's root and is too "
+                           "costly to recompute");
+      return std::nullopt;
+    }
+    unsigned inputs = inputCountWith(group, producer, duplicate);
+    if (inputs > maxInputs) {
+      stop(producer, "would give the group " + Twine(inputs) + " inputs (max " +
+                         Twine(maxInputs) + ")");
+      return std::nullopt;
+    }
+    return duplicate;
+  }
+
+  // False if every user of `producer` is owned by the group or comes after its
+  // root (the producer becomes an extra result); true if some user comes
+  // earlier, which the producer can only serve by staying outside.
+  bool needsCopy(const Group &group, Operation *producer) {
+    for (Operation *user : producer->getUsers())
+      if (!group.owned.contains(user) &&
+          (user->getBlock() != group.root->getBlock() ||
+           position.at(user) < position.at(group.root)))
+        return true;
+    return false;
+  }
+
+  unsigned inputCountWith(const Group &group, Operation *producer,
+                          bool duplicate) {
+    Group trial = group;
+    (duplicate ? trial.duplicated : trial.owned).insert(producer);
+    llvm::SetVector<Operation *> all(trial.owned.begin(), trial.owned.end());
+    all.insert(trial.duplicated.begin(), trial.duplicated.end());
+    unsigned count = 0;
+    for (Value input : inputsOf(trial, all))
+      if (!isSplatConstant(input.getDefiningOp()))
+        ++count;
+    return count;
+  }
+
+  void take(Group &group, Operation *op, bool duplicate, unsigned id) {
+    if (duplicate) {
+      group.duplicated.insert(op);
+    } else {
+      group.owned.insert(op);
+      owner[op] = id;
+    }
+  }
+
+  unsigned maxInputs;
+  bool report;
+  DenseMap<Operation *, unsigned> position;
+  DenseMap<Operation *, unsigned> owner;
+};
+
+// The group's ops in block order.
+llvm::SetVector<Operation *> inBlockOrder(const Group &group) {
+  SmallVector<Operation *> ops(group.owned.begin(), group.owned.end());
+  llvm::append_range(ops, group.duplicated);
+  llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return llvm::SetVector<Operation *>(ops.begin(), ops.end());
+}
+
+// Owned results some op outside the group's owned ops uses.
+SmallVector<Value> outputsOf(const Group &group,
+                             const llvm::SetVector<Operation *> &ordered) {
+  SmallVector<Value> outputs;
+  for (Operation *op : ordered) {
+    if (!group.owned.contains(op))
+      continue;
+    for (Value result : op->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !group.owned.contains(user);
+          }))
+        outputs.push_back(result);
+  }
+  return outputs;
+}
+
+// Builds the group's kiln.fusion before its root; its results are not used yet.
+FusionOp buildFusion(const Group &group, SmallVectorImpl<Value> &outputs) {
+  llvm::SetVector<Operation *> ordered = inBlockOrder(group);
+  llvm::SetVector<Value> inputs = inputsOf(group, ordered);
+  outputs = outputsOf(group, ordered);
+  OpBuilder builder(group.root);
+  return FusionOp::create(
+      builder, group.root->getLoc(), inputs.getArrayRef(),
+      [&](OpBuilder &body, Location loc, ValueRange args) {
+        IRMapping mapping;
+        mapping.map(inputs.getArrayRef(), args);
+        for (Operation *op : ordered)
+          body.clone(*op, mapping);
+        SmallVector<Value> yielded = llvm::map_to_vector(
+            outputs, [&](Value v) { return mapping.lookup(v); });
+        YieldOp::create(body, loc, yielded);
+      });
+}
+
+// Drops the results of `fusion` nobody uses (an op one group owns may have had
+// later users only in groups that copied it), then the inputs left unread.
+void dropUnusedResults(FusionOp fusion) {
+  if (llvm::all_of(fusion.getResults(), [](Value r) { return !r.use_empty(); }))
+    return;
+  auto yield = cast<YieldOp>(fusion.getBody().front().getTerminator());
+  SmallVector<Value> kept;
+  SmallVector<Value> replaced;
+  for (auto [result, value] : llvm::zip(fusion.getResults(), yield.getValues()))
+    if (!result.use_empty()) {
+      kept.push_back(value);
+      replaced.push_back(result);
+    }
+  yield.getValuesMutable().assign(kept);
+  OpBuilder builder(fusion);
+  OperationState state(fusion.getLoc(), fusion->getName());
+  state.addOperands(fusion.getInputs());
+  state.addTypes(ValueRange(kept).getTypes());
+  state.addRegion()->takeBody(fusion.getBody());
+  Operation *slim = builder.create(state);
+  for (auto [old, now] : llvm::zip(replaced, slim->getResults()))
+    old.replaceAllUsesWith(now);
+  fusion.erase();
+  Block &body = slim->getRegion(0).front();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  for (int i = int(body.getNumArguments()) - 1; i >= 0; --i)
+    if (body.getArgument(i).use_empty()) {
+      body.eraseArgument(i);
+      slim->eraseOperand(i);
+    }
+}
+
+struct KilnFusePass : impl::KilnFusePassBase<KilnFusePass> {
+  using KilnFusePassBase::KilnFusePassBase;
+
+  void runOnOperation() override {
+    for (Block &block : getOperation().getBody())
+      fuseBlock(block);
+  }
+
+  void fuseBlock(Block &block) {
+    std::vector<Group> groups =
+        GroupBuilder(block, maxInputs, report).formGroups(block);
+    // Build every fusion from the untouched ops first: an op copied into one
+    // group may be owned (and erased) by another.
+    std::vector<std::pair<FusionOp, SmallVector<Value>>> built;
+    for (const Group &group : groups) {
+      SmallVector<Value> outputs;
+      FusionOp fusion = buildFusion(group, outputs);
+      built.emplace_back(fusion, std::move(outputs));
+    }
+    for (auto [group, fusionAndOutputs] : llvm::zip(groups, built)) {
+      auto &[fusion, outputs] = fusionAndOutputs;
+      for (auto [output, result] : llvm::zip(outputs, fusion.getResults()))
+        output.replaceUsesWithIf(result, [&](OpOperand &use) {
+          return !group.owned.contains(use.getOwner());
+        });
+    }
+    for (const Group &group : groups) {
+      llvm::SetVector<Operation *> ordered = inBlockOrder(group);
+      for (Operation *op : llvm::reverse(ordered))
+        if (group.owned.contains(op))
+          op->erase();
+    }
+    for (auto &[fusion, outputs] : built)
+      dropUnusedResults(fusion);
+    // Splat constants now live inside the fusions that use them.
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+      if (isa<ConstantOp>(op) && op.use_empty())
+        op.erase();
+  }
+};
+
+} // namespace
+} // namespace mlir::kiln

@@ -1,0 +1,145 @@
+// kiln-simplify: kiln folders and canonicalizations, algebra and layout sinking, then CSE.
+#include "dialect/KilnOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_KILNSIMPLIFYPASS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+// The shape-only op (transpose or reshape) defining `v`, if `v` is its only use.
+Operation *singleUseLayoutOp(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isa<TransposeOp, ReshapeOp>(def) || !v.hasOneUse())
+    return nullptr;
+  return def;
+}
+
+// Whether two layout ops do the same thing to operands of the same shape.
+bool sameLayout(Operation *a, Operation *b) {
+  return a->getName() == b->getName() && a->getAttrs() == b->getAttrs() &&
+         a->getOperand(0).getType() == b->getOperand(0).getType();
+}
+
+// Rebuilds the elementwise `op` on `operands` (which share one shape) and
+// applies `layout` to its result: f(layout(x)) -> layout(f(x)).
+void sinkLayout(Operation *op, Operation *layout, ValueRange operands,
+                PatternRewriter &rewriter) {
+  auto sourceType = cast<RankedTensorType>(operands.front().getType());
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  OperationState state(op->getLoc(), op->getName(), operands,
+                       RankedTensorType::get(sourceType.getShape(),
+                                             resultType.getElementType()),
+                       op->getAttrs());
+  Operation *inner = rewriter.create(state);
+  IRMapping mapping;
+  mapping.map(layout->getOperand(0), inner->getResult(0));
+  Operation *outer = rewriter.clone(*layout, mapping);
+  outer->getResult(0).setType(resultType);
+  rewriter.replaceOp(op, outer->getResults());
+}
+
+// f(transpose(x)) -> transpose(f(x)), and the same for reshape, for every
+// elementwise op f whose operands all come from the same kind of layout op.
+// Sinking lets elementwise chains meet (and fuse) and layout ops meet (and
+// compose or cancel). A layout op with other users stays where it is.
+struct SinkLayoutBelowElementwise
+    : OpTraitRewritePattern<OpTrait::Elementwise> {
+  using OpTraitRewritePattern::OpTraitRewritePattern;
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (op->getDialect() != op->getContext()->getLoadedDialect<KilnDialect>() ||
+        op->getNumResults() != 1 || op->getNumOperands() == 0)
+      return failure();
+    Operation *first = singleUseLayoutOp(op->getOperand(0));
+    if (!first)
+      return failure();
+    SmallVector<Value> sources{first->getOperand(0)};
+    for (Value operand : op->getOperands().drop_front()) {
+      Operation *layout = singleUseLayoutOp(operand);
+      if (!layout || !sameLayout(first, layout))
+        return rewriter.notifyMatchFailure(op, "operands differ in layout");
+      sources.push_back(layout->getOperand(0));
+    }
+    sinkLayout(op, first, sources, rewriter);
+    return success();
+  }
+};
+
+// x + neg(y) -> x - y, neg(x) + y -> y - x
+struct AddOfNeg : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    for (auto [kept, negated] : {std::pair(op.getLhs(), op.getRhs()),
+                                 std::pair(op.getRhs(), op.getLhs())}) {
+      if (auto neg = negated.getDefiningOp<NegOp>()) {
+        rewriter.replaceOpWithNewOp<SubOp>(op, kept, neg.getX());
+        return success();
+      }
+    }
+    return failure();
+  }
+};
+
+// x - neg(y) -> x + y
+struct SubOfNeg : OpRewritePattern<SubOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SubOp op,
+                                PatternRewriter &rewriter) const override {
+    auto neg = op.getRhs().getDefiningOp<NegOp>();
+    if (!neg)
+      return failure();
+    rewriter.replaceOpWithNewOp<AddOp>(op, op.getLhs(), neg.getX());
+    return success();
+  }
+};
+
+struct KilnSimplifyPass : impl::KilnSimplifyPassBase<KilnSimplifyPass> {
+  LogicalResult initialize(MLIRContext *context) override {
+    RewritePatternSet set(context);
+    auto *kiln = context->getLoadedDialect<KilnDialect>();
+    for (RegisteredOperationName name : context->getRegisteredOperations())
+      if (&name.getDialect() == kiln)
+        name.getCanonicalizationPatterns(set, context);
+    populateSimplifyAlgebraPatterns(set);
+    patterns = std::move(set);
+    return success();
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+    // Rewrites expose common subexpressions and CSE exposes rewrites
+    // (x - neg(y) once both negs are one); a handful of rounds reach the end.
+    for (int round = 0; round < 4; ++round) {
+      bool rewritten = false;
+      if (failed(applyPatternsGreedily(func, patterns,
+                                       GreedyRewriteConfig(), &rewritten)))
+        return signalPassFailure();
+      bool eliminated = false;
+      DominanceInfo dominance(func);
+      eliminateCommonSubExpressions(rewriter, dominance, func, &eliminated);
+      if (!rewritten && !eliminated)
+        return;
+    }
+  }
+
+  FrozenRewritePatternSet patterns;
+};
+
+} // namespace
+
+void populateSimplifyAlgebraPatterns(RewritePatternSet &patterns) {
+  patterns.add<AddOfNeg, SinkLayoutBelowElementwise, SubOfNeg>(
+      patterns.getContext());
+}
+
+} // namespace mlir::kiln

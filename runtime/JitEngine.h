@@ -1,0 +1,63 @@
+// JitEngine: LLVM-dialect MLIR to host machine code (O3, host CPU features), linked by ORC.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kiln/core/Error.h"
+
+namespace llvm::orc {
+class LLJIT;
+}  // namespace llvm::orc
+namespace mlir {
+class ModuleOp;
+}  // namespace mlir
+
+namespace kiln::runtime {
+
+// The CPU compiled code targets: this machine's, with every feature it has.
+struct HostTarget {
+  std::string triple;
+  std::string cpu;
+  std::string features;  // "+avx2,+fma,..." as LLVM spells them
+
+  // One string naming all three, for cache keys.
+  std::string key() const;
+  static const HostTarget& get();
+};
+
+// Functions of the process compiled code may call, by symbol name.
+using RuntimeSymbols = std::vector<std::pair<std::string, void*>>;
+
+class JitEngine {
+ public:
+  // Translates `module` (LLVM dialect only) to LLVM IR, optimizes it at O3 for the host
+  // and returns the object file's bytes; the same module always gives the same bytes.
+  // Failures are CompileErrors naming `op` and `loc` (the trace that asked).
+  static std::string compileObject(mlir::ModuleOp module, std::string_view op,
+                                   const SourceLoc& loc);
+
+  // Links an object file from compileObject (or a cache) into a new JIT session. Its
+  // undefined symbols resolve to `symbols` first, then to the process (libc, libm).
+  static std::unique_ptr<JitEngine> link(std::string_view object, const RuntimeSymbols& symbols,
+                                         std::string_view op, const SourceLoc& loc);
+
+  ~JitEngine();
+  JitEngine(const JitEngine&) = delete;
+  JitEngine& operator=(const JitEngine&) = delete;
+
+  // The address of a function the object defines; a CompileError if it defines none such.
+  void* lookup(std::string_view name) const;
+
+ private:
+  JitEngine(std::unique_ptr<llvm::orc::LLJIT> jit, std::string op, SourceLoc loc);
+
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::string op_;
+  SourceLoc loc_;
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,96 @@
+// kiln-simplify: folds, algebraic identities, layout ops sunk below elementwise ops, CSE.
+// RUN: kiln-opt %s --kiln-simplify --split-input-file | FileCheck %s
+
+// Constants fold, and x + 0, x * 1 and dead ops disappear.
+// CHECK-LABEL: func.func @fold_and_identities(
+// CHECK-SAME:      %[[X:.*]]: tensor<4x3xf32>
+// CHECK-NEXT:    %[[C:.*]] = kiln.constant dense<3.000000e+00> : tensor<4x3xf32>
+// CHECK-NEXT:    %[[R:.*]] = kiln.mul %[[X]], %[[C]] : tensor<4x3xf32>
+// CHECK-NEXT:    return %[[R]]
+func.func @fold_and_identities(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %one = kiln.constant dense<1.0> : tensor<f32>
+  %two = kiln.constant dense<2.0> : tensor<f32>
+  %zero = kiln.constant dense<0.0> : tensor<4x3xf32>
+  %three = kiln.add %one, %two : tensor<f32>
+  %b = kiln.broadcast_in_dim %three, dims = [], shape = [4, 3] : tensor<f32>
+  %ones = kiln.broadcast_in_dim %one, dims = [], shape = [4, 3] : tensor<f32>
+  %0 = kiln.add %x, %zero : tensor<4x3xf32>
+  %1 = kiln.mul %0, %ones : tensor<4x3xf32>
+  %dead = kiln.exp %1 : tensor<4x3xf32>
+  %2 = kiln.mul %1, %b : tensor<4x3xf32>
+  return %2 : tensor<4x3xf32>
+}
+
+// -----
+
+// Common subexpressions become one, which exposes x - neg(y) -> x + y.
+// CHECK-LABEL: func.func @cse(
+// CHECK-SAME:      %[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>
+// CHECK-NEXT:    %[[E:.*]] = kiln.exp %[[X]]
+// CHECK-NEXT:    %[[S:.*]] = kiln.add %[[E]], %[[Y]]
+// CHECK-NEXT:    %[[D:.*]] = kiln.sub %[[S]], %[[E]]
+// CHECK-NEXT:    return %[[D]]
+func.func @cse(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %e0 = kiln.exp %x : tensor<4xf32>
+  %e1 = kiln.exp %x : tensor<4xf32>
+  %n0 = kiln.neg %y : tensor<4xf32>
+  %0 = kiln.sub %e0, %n0 : tensor<4xf32>
+  %n1 = kiln.neg %e1 : tensor<4xf32>
+  %1 = kiln.add %0, %n1 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// A transpose sinks below the elementwise ops that use it and cancels with its inverse.
+// CHECK-LABEL: func.func @transposes_cancel(
+// CHECK-SAME:      %[[X:.*]]: tensor<2x3xf32>
+// CHECK-NEXT:    %[[E:.*]] = kiln.exp %[[X]] : tensor<2x3xf32>
+// CHECK-NEXT:    %[[R:.*]] = kiln.relu %[[E]] : tensor<2x3xf32>
+// CHECK-NEXT:    return %[[R]]
+func.func @transposes_cancel(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %t = kiln.transpose %x, permutation = [1, 0] : tensor<2x3xf32>
+  %e = kiln.exp %t : tensor<3x2xf32>
+  %r = kiln.relu %e : tensor<3x2xf32>
+  %u = kiln.transpose %r, permutation = [1, 0] : tensor<3x2xf32>
+  return %u : tensor<2x3xf32>
+}
+
+// -----
+
+// Binary ops sink a layout op both operands share; a convert keeps its element type.
+// CHECK-LABEL: func.func @binary_and_convert(
+// CHECK-SAME:      %[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<2x3xf32>
+// CHECK-NEXT:    %[[S:.*]] = kiln.add %[[A]], %[[B]] : tensor<2x3xf32>
+// CHECK-NEXT:    %[[C:.*]] = kiln.convert %[[S]] : tensor<2x3xf32> to f64
+// CHECK-NEXT:    %[[T:.*]] = kiln.transpose %[[C]], permutation = [1, 0] : tensor<2x3xf64>
+// CHECK-NEXT:    return %[[T]]
+func.func @binary_and_convert(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<3x2xf64> {
+  %ta = kiln.transpose %a, permutation = [1, 0] : tensor<2x3xf32>
+  %tb = kiln.transpose %b, permutation = [1, 0] : tensor<2x3xf32>
+  %s = kiln.add %ta, %tb : tensor<3x2xf32>
+  %c = kiln.convert %s : tensor<3x2xf32> to f64
+  return %c : tensor<3x2xf64>
+}
+
+// -----
+
+// Reshapes sink too; a layout op with another user stays, and so do operands whose
+// layouts differ.
+// CHECK-LABEL: func.func @what_stays(
+// CHECK-SAME:      %[[X:.*]]: tensor<6xf32>, %[[Y:.*]]: tensor<3x2xf32>
+// CHECK-NEXT:    %[[A:.*]] = kiln.abs %[[X]] : tensor<6xf32>
+// CHECK-NEXT:    %[[RA:.*]] = kiln.reshape %[[A]], shape = [2, 3] : tensor<6xf32>
+// CHECK-NEXT:    %[[T:.*]] = kiln.transpose %[[Y]], permutation = [1, 0] : tensor<3x2xf32>
+// CHECK-NEXT:    %[[N:.*]] = kiln.neg %[[T]] : tensor<2x3xf32>
+// CHECK-NEXT:    %[[M:.*]] = kiln.mul %[[RA]], %[[T]] : tensor<2x3xf32>
+// CHECK-NEXT:    return %[[N]], %[[M]]
+func.func @what_stays(%x: tensor<6xf32>, %y: tensor<3x2xf32>)
+    -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %r = kiln.reshape %x, shape = [2, 3] : tensor<6xf32>
+  %a = kiln.abs %r : tensor<2x3xf32>
+  %t = kiln.transpose %y, permutation = [1, 0] : tensor<3x2xf32>
+  %n = kiln.neg %t : tensor<2x3xf32>
+  %m = kiln.mul %a, %t : tensor<2x3xf32>
+  return %n, %m : tensor<2x3xf32>, tensor<2x3xf32>
+}

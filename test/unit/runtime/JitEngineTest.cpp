@@ -1,0 +1,123 @@
+// JitEngine: LLVM-dialect modules compiled for the host, linked, called; errors as CompileError.
+#include "runtime/JitEngine.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+namespace kiln::runtime {
+namespace {
+
+// Calls back into the process, as kernels call the runtime's kiln_rt_* functions.
+extern "C" int64_t probeAddOne(int64_t x) { return x + 1; }
+
+constexpr const char* kProgram = R"mlir(
+llvm.func @kiln_rt_probe(i64) -> i64
+llvm.func @twice_plus_one(%x: i64) -> i64 {
+  %0 = llvm.add %x, %x : i64
+  %1 = llvm.call @kiln_rt_probe(%0) : (i64) -> i64
+  llvm.return %1 : i64
+}
+llvm.func @scale(%p: !llvm.ptr, %n: i64, %s: f32) {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  llvm.br ^loop(%c0 : i64)
+^loop(%i: i64):
+  %done = llvm.icmp "sge" %i, %n : i64
+  llvm.cond_br %done, ^exit, ^body
+^body:
+  %addr = llvm.getelementptr %p[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  %v = llvm.load %addr : !llvm.ptr -> f32
+  %w = llvm.fmul %v, %s : f32
+  llvm.store %w, %addr : f32, !llvm.ptr
+  %next = llvm.add %i, %c1 : i64
+  llvm.br ^loop(%next : i64)
+^exit:
+  llvm.return
+}
+)mlir";
+
+class JitEngineTest : public ::testing::Test {
+ protected:
+  JitEngineTest() { context.loadDialect<mlir::LLVM::LLVMDialect>(); }
+
+  std::string compile(const char* source) {
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+    EXPECT_TRUE(module);
+    return JitEngine::compileObject(*module, "test", SourceLoc::current());
+  }
+
+  mlir::MLIRContext context;
+  RuntimeSymbols symbols{{"kiln_rt_probe", reinterpret_cast<void*>(&probeAddOne)}};
+};
+
+TEST_F(JitEngineTest, CompiledCodeRunsAndCallsTheRuntime) {
+  auto engine = JitEngine::link(compile(kProgram), symbols, "test", SourceLoc::current());
+  auto twice = reinterpret_cast<int64_t (*)(int64_t)>(engine->lookup("twice_plus_one"));
+  EXPECT_EQ(twice(20), 41);
+  EXPECT_EQ(twice(-3), -5);
+
+  std::vector<float> data(1000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = float(i);
+  auto scale = reinterpret_cast<void (*)(float*, int64_t, float)>(engine->lookup("scale"));
+  scale(data.data(), int64_t(data.size()), 0.5f);
+  for (size_t i = 0; i < data.size(); ++i) ASSERT_EQ(data[i], float(i) * 0.5f) << i;
+}
+
+TEST_F(JitEngineTest, TheSameModuleGivesTheSameObject) {
+  // Disk cache entries are keyed by the module, so compiling must be deterministic.
+  EXPECT_EQ(compile(kProgram), compile(kProgram));
+}
+
+TEST_F(JitEngineTest, AnObjectLinksIntoSeveralEngines) {
+  std::string object = compile(kProgram);
+  auto a = JitEngine::link(object, symbols, "test", SourceLoc::current());
+  auto b = JitEngine::link(object, symbols, "test", SourceLoc::current());
+  EXPECT_NE(a->lookup("twice_plus_one"), b->lookup("twice_plus_one"));
+}
+
+TEST_F(JitEngineTest, AMissingFunctionIsACompileError) {
+  auto engine = JitEngine::link(compile(kProgram), symbols, "trace", SourceLoc::current());
+  try {
+    engine->lookup("no_such_kernel");
+    FAIL() << "lookup of a missing function succeeded";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("no function 'no_such_kernel'"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.op(), "trace");
+  }
+}
+
+TEST_F(JitEngineTest, AnUnresolvedRuntimeSymbolIsACompileError) {
+  auto engine = JitEngine::link(compile(kProgram), {}, "trace", SourceLoc::current());
+  EXPECT_THROW(engine->lookup("twice_plus_one"), CompileError);
+}
+
+TEST_F(JitEngineTest, AGarbageObjectIsACompileError) {
+  EXPECT_THROW(JitEngine::link("not an object file", symbols, "load", SourceLoc::current()),
+               CompileError);
+}
+
+TEST_F(JitEngineTest, ANonLlvmModuleIsACompileError) {
+  context.allowUnregisteredDialects();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
+      R"mlir("test.op"() : () -> ())mlir", &context);
+  ASSERT_TRUE(module);
+  EXPECT_THROW(JitEngine::compileObject(*module, "test", SourceLoc::current()), CompileError);
+}
+
+TEST(HostTargetTest, NamesThisMachine) {
+  const HostTarget& host = HostTarget::get();
+  EXPECT_FALSE(host.triple.empty());
+  EXPECT_FALSE(host.cpu.empty());
+  EXPECT_NE(host.key().find(host.triple), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::runtime
