@@ -7,6 +7,8 @@
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
+class DialectRegistry;
+class OpPassManager;
 class RewritePatternSet;
 } // namespace mlir
 
@@ -18,6 +20,52 @@ namespace mlir::kiln {
 // Adds kiln-simplify's rewrites that are not canonicalizations: layout ops
 // sunk below elementwise unary ops, additions and subtractions of negations.
 void populateSimplifyAlgebraPatterns(RewritePatternSet &patterns);
+
+// Adds kiln-convert-to-linalg's patterns for elementwise ops, convert and
+// constants (one linalg.generic or arith.constant each).
+void populateKilnElementwiseToLinalgPatterns(RewritePatternSet &patterns);
+
+// Adds kiln-convert-to-linalg's patterns for broadcast_in_dim, reshape,
+// transpose, slice, concat and gather.
+void populateKilnDataMovementToLinalgPatterns(RewritePatternSet &patterns);
+
+// Adds kiln-convert-to-linalg's pattern for reduce (fill + reduction generic).
+void populateKilnReduceToLinalgPatterns(RewritePatternSet &patterns);
+
+// Adds all three kiln→linalg pattern sets above.
+void populateKilnToLinalgPatterns(RewritePatternSet &patterns);
+
+// How kiln-lower-host runs each op of a planned host schedule. The runtime
+// numbers its tables (constants, kiln_rt_host_op calls) by the same rule.
+enum class HostStep {
+  Alias,     // kiln.reshape: its operand's buffer
+  Constant,  // kiln.constant: the next entry of the constants array
+  Kernel,    // call of a fusion kernel: compiled code
+  Runtime,   // anything else: kiln_rt_host_op with the next number
+  Return,
+};
+HostStep hostStepOf(Operation *op);
+
+// Where result k of a planned host function ends up: written by its producer
+// into the caller's buffer, the state argument itself (an in-place update), or
+// copied into the caller's buffer before the function returns.
+enum class ResultPlacement { Written, InPlace, Copied };
+struct HostResult {
+  ResultPlacement placement;
+  int64_t stateArgument;  // for InPlace: the argument written
+};
+SmallVector<HostResult> hostResults(func::FuncOp host);
+
+// Bytes of a static tensor in memory (i1 elements take a byte each).
+int64_t byteSize(ShapedType type);
+
+// kiln-cpu-pipeline in two stages, so the runtime can read the memory plan in
+// between: simplify, fuse, outline kernels, plan memory; then lower the host,
+// lower the kernels module to LLVM and merge it into the host module.
+void buildCpuPlanningPipeline(OpPassManager &pm);
+void buildCpuLoweringPipeline(OpPassManager &pm);
+// The external models the CPU pipeline's bufferization needs in the context.
+void registerCpuPipelineDependencies(DialectRegistry &registry);
 
 // Registers every kiln pass, and the `kiln-fuse-report` pipeline (kiln-fuse
 // with its report on), with the global pass registry.

@@ -48,4 +48,119 @@ def KilnSimplifyPass : Pass<"kiln-simplify", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Scheduling and memory
+//===----------------------------------------------------------------------===//
+
+def KilnOutlineKernelsPass : Pass<"kiln-outline-kernels", "ModuleOp"> {
+  let summary = "turn each fusion and library op into a kernel function";
+  let description = [{
+    In every function, each `kiln.fusion` and each library op (`kiln.matmul`,
+    `kiln.conv2d`, `kiln.pool2d`) moves into a private function
+    `@<function>_kernel_<n>` (numbered in block order, placed after its host)
+    carrying `kiln.kernel = "fusion"` or `"library"`, and is replaced by a
+    `func.call`. What stays (constants, layout and data movement ops, rng,
+    callbacks, elementwise ops left unfused) is the host schedule. A fusion's
+    body becomes the kernel's body; locations are kept. Kernels are not
+    outlined again, so running the pass twice changes nothing.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "ModuleOp"> {
+  let summary = "plan one arena with static offsets for each host schedule";
+  let description = [{
+    Plans one arena per outlined function (kernels and functions that still
+    hold fusions or library ops are left alone). Every tensor an op of the
+    host schedule produces gets a buffer, except constants, reshapes (which
+    alias their operand and extend its lifetime), results returned as
+    `kiln.output` (handed to the caller: offset -1) and state updates that
+    can be written in place into their state argument (offset -2: the state
+    is not read after the update's producer, and a producer that reads it
+    reads each element only where it writes it). Buffers live from their
+    producer to their last use in block order and are placed best fit,
+    largest first, at offsets aligned to `alignment` bytes.
+
+    Each producing op gets `kiln.offsets` (one entry per result); the
+    function gets `kiln.arena_bytes` (the peak) and `kiln.naive_bytes` (the
+    sum of all buffers, the cost without reuse). With `report`, a remark on
+    each function gives both and the number of in-place state updates.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "byte alignment of every buffer in the arena">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "remark on each function with its arena size">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Conversion
+//===----------------------------------------------------------------------===//
+
+def KilnConvertToLinalgPass : Pass<"kiln-convert-to-linalg", "func::FuncOp"> {
+  let summary = "convert kiln ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    Each elementwise op becomes one linalg.generic with identity maps,
+    parallel iterators and an arith/math body that computes what the eager
+    kernel does (f16 and bf16 in f32, NaN-propagating max/min and relu, exact
+    gelu); upstream `linalg-fuse-elementwise-ops` then merges chains. A
+    broadcast is a linalg.generic reading its operand through a projected map
+    (size-1 dims at index 0); reshape, transpose, slice and concat become
+    tensor.collapse_shape/expand_shape, linalg.transpose,
+    tensor.extract_slice and tensor.concat; gather a linalg.generic of
+    tensor.extract; reduce a linalg.fill of the neutral element and a
+    linalg.generic with reduction iterators (float sums in f64, as the eager
+    kernels), then mean's division and keep_dims' tensor.expand_shape;
+    constants become arith.constant.
+
+    Library ops (matmul, conv2d, pool2d), rng, callbacks, kiln.fusion and
+    kiln.yield stay as they are; the ops inside fusion bodies are converted.
+    An op the patterns cannot lower (data movement or reduce on dynamic
+    shapes) fails the pass with an error naming it.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// CPU code generation
+//===----------------------------------------------------------------------===//
+
+def KilnLowerHostPass : Pass<"kiln-lower-host", "ModuleOp"> {
+  let summary = "lower planned host schedules to LLVM functions over raw buffers";
+  let description = [{
+    Each planned host function `@f` (it has `kiln.arena_bytes`) becomes
+    `llvm.func @kiln_f(%args, %results, %arena, %constants, %runtime)`: five
+    pointers, the first four to arrays of buffer pointers (arguments in order,
+    results in order, the arena, constants in block order). Values live where
+    kiln-plan-memory put them: the arena at their offset, the caller's result
+    buffer (-1) or the state argument they update (-2); a reshape is its
+    operand's buffer. A call to a fusion kernel becomes an `llvm.call` with
+    one pointer per operand and then per result; every other op (library
+    kernels, data movement, rng, callbacks) becomes
+    `kiln_rt_host_op(%runtime, <n>, operands, results)`, numbered in block
+    order, which the runtime runs with the eager kernels. Results not written
+    in place are copied into the caller's buffers before returning.
+
+    Fusion kernels move into a nested `module @kiln_kernels` (declared in the
+    host module), to be lowered on their own and joined by
+    kiln-merge-kernels.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def KilnMergeKernelsPass : Pass<"kiln-merge-kernels", "ModuleOp"> {
+  let summary = "move the lowered kernels into their host module";
+  let description = [{
+    Moves every op of the nested `module @kiln_kernels` (by now LLVM dialect
+    only) into the enclosing module, replacing the host's declarations of the
+    kernels with their definitions, and erases the nested module.
+  }];
+}
+
 #endif // KILN_PASSES_TD

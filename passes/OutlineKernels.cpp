@@ -1,0 +1,127 @@
+// kiln-outline-kernels: each fusion and library op becomes a kernel function.
+#include "dialect/KilnOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <string>
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_KILNOUTLINEKERNELSPASS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+// What a kernel is compiled by: the codegen backend ("fusion") or a vendor
+// library ("library"); `kiln.kernel` on the kernel function says which.
+StringRef kernelKindOf(Operation *op) {
+  if (isa<FusionOp>(op))
+    return "fusion";
+  if (isa<MatmulOp, Conv2dOp, Pool2dOp>(op))
+    return "library";
+  return {};
+}
+
+// Names kernels `<host>_kernel_<n>`, skipping names the module already has
+// (a kernel outlined by an earlier run keeps its name).
+class KernelNamer {
+public:
+  KernelNamer(SymbolTable &symbols, func::FuncOp host)
+      : symbols(symbols), host(host.getSymName().str()) {}
+
+  std::string next() {
+    std::string name;
+    do
+      name = host + "_kernel_" + std::to_string(count++);
+    while (symbols.lookup(name));
+    return name;
+  }
+
+private:
+  SymbolTable &symbols;
+  std::string host;
+  unsigned count = 0;
+};
+
+// An empty private kernel function taking `inputs` and returning `results`.
+func::FuncOp createKernel(OpBuilder &builder, Operation *op, StringRef name,
+                          TypeRange inputs, TypeRange results) {
+  auto kernel = func::FuncOp::create(builder, op->getLoc(), name,
+                                     builder.getFunctionType(inputs, results));
+  kernel.setPrivate();
+  kernel->setAttr("kiln.kernel", builder.getStringAttr(kernelKindOf(op)));
+  return kernel;
+}
+
+// The fusion's body becomes the kernel's body; its yield becomes a return.
+void moveFusionBody(FusionOp fusion, func::FuncOp kernel) {
+  kernel.getBody().takeBody(fusion.getBody());
+  Operation *yield = kernel.getBody().front().getTerminator();
+  OpBuilder builder(yield);
+  func::ReturnOp::create(builder, yield->getLoc(), yield->getOperands());
+  yield->erase();
+}
+
+// The kernel's body is the library op alone, on the kernel's arguments (which
+// take the function's location, the op's).
+void cloneLibraryOp(Operation *op, func::FuncOp kernel) {
+  Block *body = kernel.addEntryBlock();
+  OpBuilder builder = OpBuilder::atBlockEnd(body);
+  IRMapping mapping;
+  mapping.map(op->getOperands(), body->getArguments());
+  Operation *clone = builder.clone(*op, mapping);
+  func::ReturnOp::create(builder, op->getLoc(), clone->getResults());
+}
+
+struct KilnOutlineKernelsPass
+    : impl::KilnOutlineKernelsPassBase<KilnOutlineKernelsPass> {
+  using KilnOutlineKernelsPassBase::KilnOutlineKernelsPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    // Kernels are added while walking, so collect the hosts first.
+    SmallVector<func::FuncOp> hosts;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal() && !func->hasAttr("kiln.kernel"))
+        hosts.push_back(func);
+    for (func::FuncOp host : hosts)
+      outlineFunction(host, symbols);
+  }
+
+  // Outlines the kernels of `host` in block order; they follow it in the
+  // module in the same order.
+  void outlineFunction(func::FuncOp host, SymbolTable &symbols) {
+    KernelNamer namer(symbols, host);
+    Block::iterator insertPt = std::next(host->getIterator());
+    for (Block &block : host.getBody())
+      for (Operation &op : llvm::make_early_inc_range(block)) {
+        if (kernelKindOf(&op).empty())
+          continue;
+        func::FuncOp kernel = outline(&op, namer.next());
+        symbols.insert(kernel, insertPt);
+        insertPt = std::next(kernel->getIterator());
+      }
+  }
+
+  // Replaces `op` by a call to a new kernel, which is returned detached.
+  func::FuncOp outline(Operation *op, StringRef name) {
+    OpBuilder builder(op->getContext());
+    func::FuncOp kernel = createKernel(builder, op, name, op->getOperandTypes(),
+                                       op->getResultTypes());
+    if (auto fusion = dyn_cast<FusionOp>(op))
+      moveFusionBody(fusion, kernel);
+    else
+      cloneLibraryOp(op, kernel);
+    builder.setInsertionPoint(op);
+    auto call =
+        func::CallOp::create(builder, op->getLoc(), kernel, op->getOperands());
+    op->replaceAllUsesWith(call.getResults());
+    op->erase();
+    return kernel;
+  }
+};
+
+} // namespace
+} // namespace mlir::kiln

@@ -1,0 +1,50 @@
+// kiln-convert-to-linalg: kiln ops to linalg, tensor, arith and math on
+// tensors, leaving library ops, rng, callbacks and fusion regions (whose bodies
+// it converts) to later passes.
+#include "dialect/KilnOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_KILNCONVERTTOLINALGPASS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+struct KilnConvertToLinalgPass
+    : impl::KilnConvertToLinalgPassBase<KilnConvertToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    ConversionTarget target(*context);
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    target.addIllegalDialect<KilnDialect>();
+    target.addLegalOp<CallbackOp, Conv2dOp, FusionOp, MatmulOp, Pool2dOp, RngOp,
+                      YieldOp>();
+
+    RewritePatternSet patterns(context);
+    populateKilnToLinalgPatterns(patterns);
+    // Translation only: folding kiln ops is kiln-simplify's job, and folding
+    // here would make the output depend on the folders.
+    ConversionConfig config;
+    config.foldingMode = DialectConversionFoldingMode::Never;
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns), config)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
+  populateKilnElementwiseToLinalgPatterns(patterns);
+  populateKilnDataMovementToLinalgPatterns(patterns);
+  populateKilnReduceToLinalgPatterns(patterns);
+}
+
+} // namespace mlir::kiln

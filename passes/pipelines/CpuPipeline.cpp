@@ -1,0 +1,90 @@
+// kiln-cpu-pipeline: a traced program to one LLVM module for the host CPU (DESIGN.md §6).
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToFuncs/MathToFuncs.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+namespace mlir::kiln {
+
+void buildCpuPlanningPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createKilnSimplifyPass());
+  pm.addNestedPass<func::FuncOp>(createKilnFusePass());
+  pm.addPass(createKilnOutlineKernelsPass());
+  pm.addPass(createKilnPlanMemoryPass());
+}
+
+// Kernels: linalg on tensors, elementwise generics merged, buffers with the
+// results as out-parameters (so a kernel writes where the host planned), loops,
+// LLVM with one bare pointer per buffer.
+static void buildKernelLoweringPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createKilnConvertToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Integer powers become loops (math-to-funcs), erf a libm call, the rest
+  // LLVM intrinsics.
+  pm.addPass(createConvertMathToFuncs());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void buildCpuLoweringPipeline(OpPassManager &pm) {
+  pm.addPass(createKilnLowerHostPass());
+  buildKernelLoweringPipeline(pm.nest<ModuleOp>());
+  pm.addPass(createKilnMergeKernelsPass());
+}
+
+void registerCpuPipelineDependencies(DialectRegistry &registry) {
+  arith::registerBufferizableOpInterfaceExternalModels(registry);
+  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerBufferizableOpInterfaceExternalModels(registry);
+}
+
+void registerCpuPipeline() {
+  PassPipelineRegistration<>(
+      "kiln-cpu-pipeline",
+      "a traced program to one LLVM dialect module for the host CPU: simplify, "
+      "fuse, outline kernels, plan memory, lower host and kernels, merge",
+      [](OpPassManager &pm) {
+        buildCpuPlanningPipeline(pm);
+        buildCpuLoweringPipeline(pm);
+      });
+}
+
+} // namespace mlir::kiln

@@ -1,0 +1,74 @@
+// Executable: a traced program compiled for the CPU (DESIGN.md §7): host schedule and
+// kernels in one JIT object, the arena plan, constants, and the host ops the runtime runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/core/Error.h"
+#include "kiln/core/OpDef.h"
+#include "kiln/core/Tensor.h"
+#include "runtime/interp/Interpreter.h"
+
+namespace mlir::func {
+class FuncOp;
+}  // namespace mlir::func
+
+namespace kiln::runtime {
+
+class JitEngine;
+struct HostOp;
+
+class Executable {
+ public:
+  // Compiles `main` (a traced kiln function; left unchanged) with kiln-cpu-pipeline for
+  // this machine's CPU. Callbacks are looked up in `callbacks` when the program runs, so
+  // the table must outlive the Executable. Failures are CompileErrors naming `op`, the
+  // pass or stage and, for a failing pass, its first diagnostic.
+  static std::shared_ptr<const Executable> compile(mlir::func::FuncOp main,
+                                                   const interp::CallbackTable* callbacks,
+                                                   std::string_view op, const SourceLoc& loc);
+
+  ~Executable();
+
+  // Runs the program on `arguments` (in order and typed as interpret() takes them) and
+  // returns its results in order. A state update written in place is returned as that
+  // state argument itself. Each call has its own arena, so calls from several threads
+  // at once are safe.
+  std::vector<Tensor> run(std::span<const Tensor> arguments,
+                          const SourceLoc& loc = SourceLoc::current()) const;
+
+  // Bytes of the arena each call uses (the memory plan's peak).
+  int64_t arenaBytes() const { return arenaBytes_; }
+
+  // Runs host op `id` on raw buffers: what compiled code's kiln_rt_host_op calls reach.
+  void runHostOp(int64_t id, void* const* operands, void* const* results) const;
+
+ private:
+  Executable();
+
+  struct Arena;  // a 64-byte aligned block of arenaBytes_, reused across calls
+  std::unique_ptr<Arena> takeArena() const;
+  void giveBack(std::unique_ptr<Arena> arena) const;
+
+  std::string name_;
+  std::vector<TensorMeta> arguments_;
+  std::vector<TensorMeta> results_;
+  std::vector<int64_t> inPlaceArgument_;  // per result: the state it is, or -1
+  std::vector<Tensor> constants_;
+  std::vector<void*> constantPointers_;
+  std::vector<HostOp> hostOps_;
+  const interp::CallbackTable* callbacks_ = nullptr;
+  int64_t arenaBytes_ = 0;
+  std::unique_ptr<JitEngine> engine_;
+  using Entry = void (*)(void* const*, void* const*, void*, void* const*, void*);
+  Entry entry_ = nullptr;
+  mutable std::mutex arenaMutex_;
+  mutable std::vector<std::unique_ptr<Arena>> arenas_;
+};
+
+}  // namespace kiln::runtime
