@@ -224,9 +224,13 @@ struct KilnLowerHostPass : impl::KilnLowerHostPassBase<KilnLowerHostPass> {
     SmallVector<func::FuncOp> hosts, fusionKernels, libraryKernels;
     for (auto func : module.getOps<func::FuncOp>()) {
       auto kind = func->getAttrOfType<StringAttr>("kiln.kernel");
-      if (!kind)
-        (func->hasAttr("kiln.arena_bytes") ? hosts : libraryKernels).push_back(func);
-      else
+      if (!kind && func->hasAttr("kiln.arena_bytes")) {
+        hosts.push_back(func);
+      } else if (!kind && !func.isExternal()) {
+        func.emitOpError("is neither a kernel nor a planned host schedule; "
+                         "kiln-plan-memory plans single-block, outlined functions");
+        return signalPassFailure();
+      } else if (kind)
         (kind.getValue() == "fusion" ? fusionKernels : libraryKernels).push_back(func);
     }
     if (hosts.empty())

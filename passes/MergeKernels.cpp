@@ -19,7 +19,8 @@ struct KilnMergeKernelsPass
       if (kernels.getSymName() != "kiln_kernels")
         continue;
       for (Operation &op : llvm::make_early_inc_range(*kernels.getBody())) {
-        if (!isa<LLVM::LLVMDialect>(op.getDialect())) {
+        // An unregistered op has no dialect.
+        if (!isa_and_nonnull<LLVM::LLVMDialect>(op.getDialect())) {
           op.emitOpError("is still in the kernels module after lowering; only "
                          "LLVM dialect ops can join the host");
           return signalPassFailure();

@@ -5,12 +5,12 @@
 
 namespace kiln::jit {
 
-enum class Backend { Interp };
+enum class Backend { Interp, Mlir };
 
-// The backend KILN_JIT_BACKEND selects: INTERP (the reference interpreter, and the
-// default while it is the only engine). MLIR, HALIDE and NVRTC are CompileErrors saying
-// they are not built yet, any other value an Error listing the valid ones; `op` and `loc`
-// name the trace or load call.
+// The backend KILN_JIT_BACKEND selects: INTERP (the reference interpreter, the default
+// until every traced program compiles) or MLIR (kiln-cpu-pipeline, runtime::Executable).
+// HALIDE and NVRTC are CompileErrors saying they are not built yet, any other value an
+// Error listing the valid ones; `op` and `loc` name the trace or load call.
 Backend selectedBackend(std::string_view op, const SourceLoc& loc);
 
 }  // namespace kiln::jit

@@ -12,6 +12,8 @@
 #include <unordered_map>
 
 #include "frontend/jit/Backend.h"
+#include "kiln/core/Log.h"
+#include "runtime/Executable.h"
 #include "frontend/jit/Context.h"
 #include "frontend/jit/Dump.h"
 #include "frontend/jit/OpBridge.h"
@@ -25,20 +27,6 @@
 namespace kiln::jit::detail {
 
 namespace {
-
-bool logEnabled(std::string_view topic) {
-  const char* log = std::getenv("KILN_LOG");
-  if (!log) return false;
-  std::string_view all(log);
-  for (size_t at = 0; at <= all.size();) {
-    size_t comma = all.find(',', at);
-    if (all.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at) == topic)
-      return true;
-    if (comma == std::string_view::npos) break;
-    at = comma + 1;
-  }
-  return false;
-}
 
 bool sameKey(const CallKey& a, const CallKey& b) {
   if (a.inputs.size() != b.inputs.size() || a.statics != b.statics || a.gradMode != b.gradMode ||
@@ -102,9 +90,20 @@ struct TracedCore::Impl {
   struct Entry {
     CallKey key;
     Recording recording;
+    std::shared_ptr<const runtime::Executable> executable;  // with KILN_JIT_BACKEND=MLIR
   };
 
-  Impl(TraceOptions options, SourceLoc loc) : options(std::move(options)), loc(loc) {}
+  Impl(TraceOptions options, SourceLoc loc)
+      : options(std::move(options)), loc(loc), backend(selectedBackend("trace", loc)) {}
+
+  // Compiles a recording that will run again (not a warm-up) for the selected backend.
+  void compile(Entry& entry) {
+    if (backend != Backend::Mlir) return;
+    const Recording& rec = entry.recording;
+    mlir::ModuleOp module = rec.module.get();
+    auto func = *module.getOps<mlir::func::FuncOp>().begin();
+    entry.executable = runtime::Executable::compile(func, rec.callbacks.get(), "trace", loc);
+  }
 
   Entry* find(const CallKey& key) {
     for (auto& entry : entries)
@@ -128,7 +127,7 @@ struct TracedCore::Impl {
     } else {
       recording = recordOnce(inputs, body, {false, options.capture_as_const, options.name}, eager);
     }
-    entries.push_back(std::make_unique<Entry>(Entry{std::move(key), std::move(*recording)}));
+    entries.push_back(std::make_unique<Entry>(Entry{std::move(key), std::move(*recording), nullptr}));
     return {entries.back().get(), std::move(eager)};
   }
 
@@ -193,7 +192,9 @@ struct TracedCore::Impl {
                                "replacement of another shape");
       arguments.push_back(s);
     }
-    std::vector<Tensor> results = interp::interpretVerified(func, arguments, rec.callbacks.get());
+    std::vector<Tensor> results =
+        entry.executable ? entry.executable->run(arguments, loc)
+                         : interp::interpretVerified(func, arguments, rec.callbacks.get());
     writeBack(rec, arguments, results);
     results.resize(rec.numOutputs);
     return results;
@@ -208,7 +209,9 @@ struct TracedCore::Impl {
     size_t at = rec.numOutputs;
     for (size_t k : rec.updatedState) {
       Tensor target = rec.state[k];  // a handle: the write lands in the bound tensor
-      target.copy_(results[at++], loc);
+      const Tensor& update = results[at++];
+      if (update.impl() == target.impl()) continue;  // compiled code wrote it in place
+      target.copy_(update, loc);
     }
     // A result may share memory with an argument (a view) or another result: those are
     // copied, so no .grad or created tensor aliases anything else.
@@ -264,6 +267,7 @@ struct TracedCore::Impl {
 
   TraceOptions options;
   SourceLoc loc;
+  Backend backend;
   std::optional<CallKey> warmUpKey;  // the key of the last call, if it was a warm-up
   std::unique_ptr<mlir::MLIRContext> mlirContext;
   std::vector<std::unique_ptr<Entry>> entries;
@@ -274,9 +278,7 @@ struct TracedCore::Impl {
 };
 
 TracedCore::TracedCore(TraceOptions options, SourceLoc loc)
-    : impl_(std::make_unique<Impl>(std::move(options), loc)) {
-  selectedBackend("trace", loc);  // only the interpreter exists so far
-}
+    : impl_(std::make_unique<Impl>(std::move(options), loc)) {}
 
 TracedCore::~TracedCore() = default;
 
@@ -335,6 +337,7 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
         return detached(std::move(outputs));
       }
       impl.warmUpKey.reset();
+      impl.compile(*recorded);
       if (eagerOutputs) return std::move(*eagerOutputs);  // recorded by value: already ran
       entry = recorded;
     }

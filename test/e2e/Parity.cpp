@@ -156,6 +156,29 @@ std::string bitwiseDifference(const Tensor& got, const Tensor& want) {
   return out.str();
 }
 
+std::string difference(const Tensor& got, const Tensor& want, const Tolerance& tolerance) {
+  std::string bits = bitwiseDifference(got, want);
+  if (bits.empty() || tolerance.bitwise() || !got.defined() || !want.defined() ||
+      got.dtype() != want.dtype() || got.sizes() != want.sizes() || !isFloatingPoint(got.dtype()))
+    return bits;
+  const double rtol = got.dtype() == kFloat32   ? tolerance.rtolF32
+                      : got.dtype() == kFloat64 ? tolerance.rtolF64
+                                                : tolerance.rtolHalf;
+  Tensor a = got.to(kFloat64).contiguous(), b = want.to(kFloat64).contiguous();
+  const double* pa = a.data_ptr<double>();
+  const double* pb = b.data_ptr<double>();
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    if (std::isnan(pa[i]) && std::isnan(pb[i])) continue;
+    if (pa[i] == pb[i] || std::abs(pa[i] - pb[i]) <= tolerance.atol + rtol * std::abs(pb[i]))
+      continue;
+    std::ostringstream out;
+    out << "element " << i << " is " << pa[i] << " where eager gives " << pb[i]
+        << " (beyond rtol " << rtol << ", atol " << tolerance.atol << ")";
+    return out.str();
+  }
+  return "";
+}
+
 namespace {
 
 template <size_t>
@@ -191,7 +214,7 @@ TracedCase traceCase(std::function<Tensors(const Tensors&)> fn, size_t arity, bo
 }
 
 void compareCall(int call, const CallResult& traced, const CallResult& eager,
-                 std::vector<std::string>& problems) {
+                 const Tolerance& tolerance, std::vector<std::string>& problems) {
   const std::string at = "call " + std::to_string(call) + ": ";
   if (eager.error) {
     problems.push_back(at + "the eager run throws (a broken case): " + describe(eager.error));
@@ -207,10 +230,10 @@ void compareCall(int call, const CallResult& traced, const CallResult& eager,
     return;
   }
   for (size_t i = 0; i < eager.outputs.size(); ++i)
-    if (std::string d = bitwiseDifference(traced.outputs[i], eager.outputs[i]); !d.empty())
+    if (std::string d = difference(traced.outputs[i], eager.outputs[i], tolerance); !d.empty())
       problems.push_back(at + "output " + std::to_string(i) + ": " + d);
   for (size_t k = 0; k < eager.state.size(); ++k)
-    if (std::string d = bitwiseDifference(traced.state[k], eager.state[k]); !d.empty())
+    if (std::string d = difference(traced.state[k], eager.state[k], tolerance); !d.empty())
       problems.push_back(at + "state " + std::to_string(k) + ": " + d);
   if (!(traced.generator == eager.generator))
     problems.push_back(at + "the generator is at (seed " + std::to_string(traced.generator.seed) +
@@ -221,7 +244,7 @@ void compareCall(int call, const CallResult& traced, const CallResult& eager,
 
 }  // namespace
 
-std::vector<std::string> runCase(const OpCase& c, bool symbolic) {
+std::vector<std::string> runCase(const OpCase& c, bool symbolic, const Tolerance& tolerance) {
   std::vector<std::string> problems;
   Instance tracedCopy = c.make(), eagerCopy = c.make();
   TracedCase traced;
@@ -241,7 +264,7 @@ std::vector<std::string> runCase(const OpCase& c, bool symbolic) {
     const uint64_t seed = 7000 + call;
     CallResult t = runFrom(seed, tracedCopy.state, [&] { return traced.call(tracedInputs); });
     CallResult e = runFrom(seed, eagerCopy.state, [&] { return eagerCopy.fn(eagerInputs); });
-    compareCall(call, t, e, problems);
+    compareCall(call, t, e, tolerance, problems);
   }
   // Every call has the same key: a second recording would mean calls 2 and 3 compared
   // an eager rerun, not the recording.

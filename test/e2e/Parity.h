@@ -109,11 +109,24 @@ const std::vector<OpCase>& allCases();
 // else what differs, with the first differing element.
 std::string bitwiseDifference(const Tensor& got, const Tensor& want);
 
+// How close a traced result must be to the eager one. Bitwise (the default) for the
+// interpreter; compiled kernels approximate math functions and reassociate sums, so they
+// are held to |got - want| <= atol + rtol |want| on floating dtypes (rtol by dtype, NaN
+// matching NaN) and stay exact on integers and bools.
+struct Tolerance {
+  double rtolF32 = 0, rtolF64 = 0, rtolHalf = 0, atol = 0;
+  bool bitwise() const { return rtolF32 == 0 && rtolF64 == 0 && rtolHalf == 0 && atol == 0; }
+};
+// The tolerance compiled programs are held to: 1e-5 relative for f32 (the bar).
+inline constexpr Tolerance kCompiled{1e-5, 1e-10, 1e-2, 1e-6};
+// bitwiseDifference, or for a non-bitwise `tolerance` the first element outside it.
+std::string difference(const Tensor& got, const Tensor& want, const Tolerance& tolerance);
+
 // Traces the case (symbolic or by value) and calls it three times with inputs from new
 // seeds: the first call records, the second and third run the recording. Each call is
 // compared with the eager function on the same inputs from the same manual_seed: outputs,
 // state and the default generator afterwards. Returns one line per difference, each
 // naming the call; an exception in either run is one line too.
-std::vector<std::string> runCase(const OpCase& c, bool symbolic);
+std::vector<std::string> runCase(const OpCase& c, bool symbolic, const Tolerance& tolerance = {});
 
 }  // namespace kiln::e2e
