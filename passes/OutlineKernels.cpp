@@ -2,8 +2,12 @@
 #include "dialect/KilnOps.h"
 #include "passes/Passes.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 
@@ -88,6 +92,46 @@ struct KilnOutlineKernelsPass
         hosts.push_back(func);
     for (func::FuncOp host : hosts)
       outlineFunction(host, symbols);
+    dedupeFusionKernels(module, symbols);
+  }
+
+  // Fusion kernels with the same type and body (repeated layers: every BatchNorm + ReLU6
+  // of one shape) become one, so each is lowered and compiled once. The survivor keeps
+  // its ops' locations, which then stand for all of its callers.
+  void dedupeFusionKernels(ModuleOp module, SymbolTable &symbols) {
+    llvm::StringMap<func::FuncOp> firstWithBody;
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (auto kind = func->getAttrOfType<StringAttr>("kiln.kernel");
+          kind && kind.getValue() == "fusion" && !func.isExternal())
+        kernels.push_back(func);
+    DenseMap<StringAttr, FlatSymbolRefAttr> survivorOf;
+    for (func::FuncOp kernel : kernels) {
+      auto [it, inserted] = firstWithBody.try_emplace(structureOf(kernel), kernel);
+      if (inserted)
+        continue;
+      survivorOf[kernel.getSymNameAttr()] = FlatSymbolRefAttr::get(it->second.getSymNameAttr());
+      symbols.erase(kernel);
+    }
+    if (survivorOf.empty())
+      return;
+    module.walk([&](func::CallOp call) {
+      if (auto survivor = survivorOf.lookup(call.getCalleeAttr().getAttr()))
+        call.setCalleeAttr(survivor);
+    });
+  }
+
+  // The kernel's type and body, printed without names or locations.
+  static std::string structureOf(func::FuncOp kernel) {
+    std::string text;
+    llvm::raw_string_ostream out(text);
+    out << kernel.getFunctionType();
+    AsmState state(kernel);
+    for (Operation &op : kernel.getBody().front()) {
+      out << "\n";
+      op.print(out, state);
+    }
+    return text;
   }
 
   // Outlines the kernels of `host` in block order; they follow it in the

@@ -35,6 +35,10 @@ void populateKilnReduceToLinalgPatterns(RewritePatternSet &patterns);
 // Adds all three kiln→linalg pattern sets above.
 void populateKilnToLinalgPatterns(RewritePatternSet &patterns);
 
+// Adds kiln-approximate-math's patterns: upstream's polynomial approximations
+// of the f32 math ops the kiln conversion emits (exp, log, tanh, erf, sin...).
+void populateKilnApproximateMathPatterns(RewritePatternSet &patterns);
+
 // How kiln-lower-host runs each op of a planned host schedule. The runtime
 // numbers its tables (constants, kiln_rt_host_op calls) by the same rule.
 enum class HostStep {

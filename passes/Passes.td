@@ -62,7 +62,9 @@ def KilnOutlineKernelsPass : Pass<"kiln-outline-kernels", "ModuleOp"> {
     `func.call`. What stays (constants, layout and data movement ops, rng,
     callbacks, elementwise ops left unfused) is the host schedule. A fusion's
     body becomes the kernel's body; locations are kept. Kernels are not
-    outlined again, so running the pass twice changes nothing.
+    outlined again, so running the pass twice changes nothing. Fusion
+    kernels of the same type and body are merged into the first (repeated
+    layers compile once), whose locations then stand for every caller.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
@@ -131,6 +133,26 @@ def KilnConvertToLinalgPass : Pass<"kiln-convert-to-linalg", "func::FuncOp"> {
 // CPU code generation
 //===----------------------------------------------------------------------===//
 
+def KilnApproximateMathPass : Pass<"kiln-approximate-math", "func::FuncOp"> {
+  let summary = "replace f32 transcendental math ops by polynomial approximations";
+  let description = [{
+    Rewrites f32 (scalar or vector) `math.exp`, `expm1`, `log`, `log1p`,
+    `log2`, `tanh`, `erf`, `erfc`, `atan` and `atan2` into upstream's
+    polynomial approximations (arith ops and `math.fma`, a few ulp from
+    libm), so no libm call stays in a loop and LLVM's loop vectorizer can
+    widen the kernel loops. `log` and `log2` of subnormal inputs are computed
+    on the input scaled by 2^24 (the approximations read the exponent from
+    the bits). Other element types, `powf`, `sin` and `cos` (whose
+    approximations are only good near zero) and the ops LLVM has vector
+    intrinsics for (`sqrt`, `floor`, `absf`) are left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def KilnLowerHostPass : Pass<"kiln-lower-host", "ModuleOp"> {
   let summary = "lower planned host schedules to LLVM functions over raw buffers";
   let description = [{
@@ -161,6 +183,40 @@ def KilnMergeKernelsPass : Pass<"kiln-merge-kernels", "ModuleOp"> {
     only) into the enclosing module, replacing the host's declarations of the
     kernels with their definitions, and erases the nested module.
   }];
+}
+
+def KilnParallelizePass : Pass<"kiln-parallelize", "ModuleOp"> {
+  let summary = "run large scf.parallel loops on the runtime's thread pool";
+  let description = [{
+    For every function of the module, each outermost `scf.parallel` (no
+    reductions) with at least `min-elements` iterations in all (its own
+    dimensions times the trip counts of the loops it holds; a dynamic trip
+    count counts as large) has its first dimension outlined: the body moves
+    into a private `func.func @<function>_chunk_<n>(%captures: !llvm.ptr,
+    %begin: index, %end: index)` that runs iterations [begin, end) of that
+    dimension (the others stay an `scf.parallel` inside, and `scf.for`
+    reduction loops stay inside the chunk, so reductions are never split).
+    Values the body uses from outside are constants (cloned into the chunk),
+    or travel through a stack struct: memrefs as their LLVM descriptors,
+    index as i64, other scalars as they are. The loop becomes
+
+    ```mlir
+    func.call @kiln_rt_parallel_for(%chunk, %captures, %c0_i64, %trip)
+    ```
+
+    which the runtime splits across `kiln::ThreadPool::global()`. Smaller
+    loops stay serial.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+  let options = [
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"32768",
+           "fewest iterations (all loop levels) a loop needs to run in parallel">,
+  ];
 }
 
 #endif // KILN_PASSES_TD

@@ -9,17 +9,28 @@
 #include <iostream>
 #include <sstream>
 
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+
 #include "dialect/KilnOps.h"
+#include "frontend/io/BinaryFile.h"
 #include "frontend/jit/OpBridge.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Log.h"
 #include "kiln/core/Ops.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
 #include "runtime/JitEngine.h"
+#include "runtime/cpu/Parallel.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace kiln::runtime {
@@ -31,6 +42,13 @@ struct HostOp {
   int64_t callee = -1;  // for kiln.callback
   std::vector<TensorMeta> operands;
   std::vector<TensorMeta> results;
+  // Per operand, the host function's argument it is (-1: a value computed in the call).
+  // Such operands are passed as the caller's tensors, so caches keyed by storage (oneDNN's
+  // reordered weights) hit across calls.
+  std::vector<int64_t> arguments;
+  // The op's kernel computes straight into the result buffers (its shape rule gives
+  // exactly the results' types), saving a temporary and a copy per call.
+  bool intoResults = false;
 };
 
 struct Executable::Arena {
@@ -47,6 +65,7 @@ namespace {
 // What compiled code passes as its `runtime` pointer.
 struct CallContext {
   const Executable* executable;
+  std::span<const Tensor> arguments;  // contiguous, in the host function's order
   std::exception_ptr error;
 };
 
@@ -57,24 +76,115 @@ extern "C" void kiln_rt_host_op(void* runtime, int64_t id, void* const* operands
   auto* context = static_cast<CallContext*>(runtime);
   if (context->error) return;
   try {
-    context->executable->runHostOp(id, operands, results);
+    context->executable->runHostOp(id, operands, results, context->arguments);
   } catch (...) {
     context->error = std::current_exception();
   }
 }
 
-// Runs `pm` on `module`; a failure is a CompileError with the first error diagnostic.
-void runStage(mlir::PassManager& pm, mlir::ModuleOp module, std::string_view stage,
+// Bumped whenever the pipeline's output for the same module changes, so old disk cache
+// entries stop matching (buildIdentity() also changes with every build of Kiln).
+constexpr std::string_view kPipelineVersion = "kiln-cpu-pipeline/1";
+
+// The build of Kiln this code belongs to: the path, size and modification time of the
+// binary or shared library holding it, so a rebuilt compiler never reuses old entries.
+std::string buildIdentity() {
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&kiln_rt_host_op), &info) || !info.dli_fname)
+    return "unknown";
+  struct stat file;
+  if (::stat(info.dli_fname, &file) != 0) return info.dli_fname;
+  return std::string(info.dli_fname) + ":" + std::to_string(file.st_size) + ":" +
+         std::to_string(file.st_mtim.tv_sec) + "." + std::to_string(file.st_mtim.tv_nsec);
+}
+
+std::string bytecodeOf(mlir::Operation* op) {
+  std::string bytes;
+  llvm::raw_string_ostream out(bytes);
+  if (mlir::failed(mlir::writeBytecodeToFile(op, out))) return "";
+  return bytes;
+}
+
+std::string printed(mlir::Operation* op) {
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  op->print(out, mlir::OpPrintingFlags().enableDebugInfo(true, /*prettyForm=*/true));
+  return text;
+}
+
+// Writes IR files "<dir>/<function>.<n>-<stage>.mlir": after every stage when
+// KILN_DUMP_IR=<dir> is set, and the IR a failing pass left behind in any case (to the
+// temporary directory without KILN_DUMP_IR). Files are written atomically.
+class IrDumps {
+ public:
+  explicit IrDumps(std::string name) : name_(std::move(name)) {
+    if (const char* dir = std::getenv("KILN_DUMP_IR"); dir && *dir) dir_ = dir;
+  }
+  bool enabled() const { return !dir_.empty(); }
+
+  void write(std::string_view stage, mlir::Operation* op) {
+    if (enabled()) write(stage, printed(op), ".mlir");
+  }
+  void write(std::string_view stage, const std::string& text, std::string_view suffix) {
+    if (enabled()) writeTo(dir_, stage, text, suffix);
+  }
+  // The IR at a failure, wherever dumps go; returns the file's path.
+  std::string writeFailure(std::string_view stage, mlir::Operation* op) {
+    std::string dir = enabled() ? dir_ : std::filesystem::temp_directory_path().string();
+    return writeTo(dir, std::string(stage) + "-failed", printed(op), ".mlir");
+  }
+
+ private:
+  std::string writeTo(const std::string& dir, std::string_view stage, const std::string& text,
+                      std::string_view suffix) {
+    std::error_code ignored;
+    std::filesystem::create_directories(dir, ignored);
+    std::string path = dir + "/" + name_ + "." + std::to_string(::getpid()) + "." +
+                       std::to_string(count_++) + "-" + std::string(stage) + std::string(suffix);
+    io::AtomicFileWriter file(path, "KILN_DUMP_IR", SourceLoc::current());
+    file.write(text);
+    file.commit();
+    return path;
+  }
+
+  std::string name_;
+  std::string dir_;
+  int count_ = 0;
+};
+
+// Records the first pass that fails.
+class FailedPassName final : public mlir::PassInstrumentation {
+ public:
+  explicit FailedPassName(std::string* name) : name_(name) {}
+  void runAfterPassFailed(mlir::Pass* pass, mlir::Operation*) override {
+    if (name_->empty()) *name_ = pass->getArgument().empty() ? pass->getName().str() : pass->getArgument().str();
+  }
+
+ private:
+  std::string* name_;
+};
+
+// Runs `pm` on `module`; a failure is a CompileError naming the pass, its first error
+// diagnostic and the file holding the IR it failed on.
+void runStage(mlir::PassManager& pm, mlir::ModuleOp module, std::string_view stage, IrDumps& dumps,
               std::string_view op, const SourceLoc& loc) {
-  std::string first;
+  std::string first, pass;
+  pm.addInstrumentation(std::make_unique<FailedPassName>(&pass));
   mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic& d) {
     if (first.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error)
       first = jit::formatLocation(d.getLocation()) + ": " + d.str();
     return mlir::success();
   });
-  if (mlir::failed(pm.run(module)))
-    throw CompileError::make(loc, op, "the CPU pipeline failed in ", stage, ": ",
-                             first.empty() ? "no diagnostic" : first);
+  if (mlir::succeeded(pm.run(module))) return;
+  std::string path;
+  try {
+    path = dumps.writeFailure(stage, module);
+  } catch (const Error& e) {
+    path = std::string("(not written: ") + e.what() + ")";
+  }
+  throw CompileError::make(loc, op, "the CPU pipeline failed in pass '",
+                           pass.empty() ? "unknown" : pass, "' (", stage, " stage): ",
+                           first.empty() ? "no diagnostic" : first, "; the IR is in ", path);
 }
 
 // Per-stage wall times for KILN_LOG=compile: "12.3 ms (planning 1.0, lowering 4.1, ...)".
@@ -120,14 +230,59 @@ mlir::Operation* computedBy(mlir::Operation* step) {
   return &callee.getBody().front().front();
 }
 
+bool sameMetas(std::span<const TensorMeta> a, std::span<const TensorMeta> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const TensorMeta& x, const TensorMeta& y) {
+    return x.shape == y.shape && x.dtype == y.dtype;
+  });
+}
+
+// Whether `call`'s kernel (not a view) can write straight into buffers of types
+// `results`: its shape rule accepts the operands and gives exactly those types.
+bool computesInto(const jit::TableCall& call, std::span<const TensorMeta> operands,
+                  std::span<const TensorMeta> results) {
+  if (!call.op->kernel || call.op->view) return false;
+  try {
+    const std::source_location here = std::source_location::current();
+    return sameMetas(call.op->shape(*call.op, operands, call.attrs, here), results);
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 HostOp hostOpFor(mlir::Operation* step, const SourceLoc& loc) {
   mlir::Operation* op = computedBy(step);
   HostOp host{where(op), {}, -1, metasOf(step->getOperandTypes()), metasOf(step->getResultTypes())};
-  if (auto callback = llvm::dyn_cast<mlir::kiln::CallbackOp>(op))
+  for (mlir::Value operand : step->getOperands()) {
+    auto argument = llvm::dyn_cast<mlir::BlockArgument>(operand);
+    host.arguments.push_back(argument && argument.getOwner() == step->getBlock()
+                                 ? int64_t(argument.getArgNumber())
+                                 : -1);
+  }
+  if (auto callback = llvm::dyn_cast<mlir::kiln::CallbackOp>(op)) {
     host.callee = static_cast<int64_t>(callback.getCallee());
-  else
+  } else {
     host.call = jit::tableCallFor(op, loc);
+    host.intoResults = computesInto(host.call, host.operands, host.results);
+  }
   return host;
+}
+
+// Whether the byte ranges [a, a + m) and [b, b + n) overlap.
+bool overlaps(const void* a, int64_t m, const void* b, int64_t n) {
+  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return m > 0 && n > 0 && x < y + uintptr_t(n) && y < x + uintptr_t(m);
+}
+
+int64_t bytesOf(const TensorMeta& meta) { return numel(meta.shape) * int64_t(elementSize(meta.dtype)); }
+
+// Kernels assume their outputs do not overlap their inputs; kiln-plan-memory never
+// places them so, and this keeps a plan that did from corrupting values.
+bool resultsOverlapOperands(const HostOp& op, void* const* operands, void* const* results) {
+  for (size_t k = 0; k < op.results.size(); ++k)
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (overlaps(results[k], bytesOf(op.results[k]), operands[i], bytesOf(op.operands[i])))
+        return true;
+  return false;
 }
 
 bool hasMeta(const Tensor& value, const TensorMeta& meta) {
@@ -141,7 +296,9 @@ Executable::~Executable() = default;
 
 std::shared_ptr<const Executable> Executable::compile(mlir::func::FuncOp main,
                                                       const interp::CallbackTable* callbacks,
-                                                      std::string_view op, const SourceLoc& loc) {
+                                                      std::string_view op, const SourceLoc& loc,
+                                                      const DiskCache* cache) {
+  if (!cache) cache = &DiskCache::global();
   mlir::MLIRContext* context = main.getContext();
   mlir::DialectRegistry registry;
   mlir::kiln::registerCpuPipelineDependencies(registry);
@@ -149,60 +306,97 @@ std::shared_ptr<const Executable> Executable::compile(mlir::func::FuncOp main,
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(main.getLoc());
   module->push_back(main.clone());
 
-  StageClock clock;
-  mlir::PassManager planning(context);
-  mlir::kiln::buildCpuPlanningPipeline(planning);
-  runStage(planning, *module, "planning (simplify, fuse, outline, plan memory)", op, loc);
-  clock.lap("planning");
-
   std::shared_ptr<Executable> executable(new Executable());
   executable->name_ = main.getSymName().str();
   executable->callbacks_ = callbacks;
-  auto host = module->lookupSymbol<mlir::func::FuncOp>(executable->name_);
-  executable->arguments_ = metasOf(host.getArgumentTypes());
-  executable->results_ = metasOf(host.getResultTypes());
-  auto arenaBytes = host->getAttrOfType<mlir::IntegerAttr>("kiln.arena_bytes");
-  if (!arenaBytes)
-    throw CompileError::make(loc, op, "kiln-plan-memory did not plan @", executable->name_,
-                             " (a host schedule must be one block of outlined ops)");
-  executable->arenaBytes_ = arenaBytes.getInt();
-  for (const mlir::kiln::HostResult& result : mlir::kiln::hostResults(host))
-    executable->inPlaceArgument_.push_back(
-        result.placement == mlir::kiln::ResultPlacement::InPlace ? result.stateArgument : -1);
-  for (mlir::Operation& step : host.getBody().front()) {
-    switch (mlir::kiln::hostStepOf(&step)) {
-      case mlir::kiln::HostStep::Constant:
-        executable->constants_.push_back(
-            jit::tensorFromElements(llvm::cast<mlir::kiln::ConstantOp>(step).getValue(), loc));
-        executable->constantPointers_.push_back(executable->constants_.back().rawData());
-        break;
-      case mlir::kiln::HostStep::Runtime:
-        executable->hostOps_.push_back(hostOpFor(&step, loc));
-        break;
-      default:
-        break;
+  StageClock clock;
+  IrDumps dumps(executable->name_);
+  dumps.write("traced", *module);
+  const std::string key =
+      cache->enabled() ? DiskCache::keyOf({bytecodeOf(*module), HostTarget::get().key(),
+                                           kPipelineVersion, buildIdentity()})
+                       : "";
+  if (std::optional<CacheEntry> entry = cache->load(key)) {
+    mlir::ParserConfig config(context);
+    mlir::OwningOpRef<mlir::ModuleOp> planned =
+        mlir::parseSourceString<mlir::ModuleOp>(entry->module, config);
+    if (planned) {
+      executable->readPlan(*planned, op, loc);
+      executable->link(entry->object, op, loc);
+      executable->loadedFromCache_ = true;
+      clock.lap("load");
+      if (logEnabled("compile"))
+        std::cerr << "kiln: loaded @" << executable->name_ << " from the disk cache in "
+                  << clock.report() << "\n";
+      return executable;
     }
   }
 
+  mlir::PassManager planning(context);
+  mlir::kiln::buildCpuPlanningPipeline(planning);
+  runStage(planning, *module, "planning", dumps, op, loc);
+  clock.lap("planning");
+  dumps.write("planned", *module);
+  const std::string plannedBytecode = cache->enabled() ? bytecodeOf(*module) : "";
+  executable->readPlan(*module, op, loc);
   int64_t kernels = 0;
-  for (auto func : module->getOps<mlir::func::FuncOp>())
-    kernels += func->hasAttr("kiln.kernel");
+  for (auto func : module->getOps<mlir::func::FuncOp>()) kernels += func->hasAttr("kiln.kernel");
+
   mlir::PassManager lowering(context);
   mlir::kiln::buildCpuLoweringPipeline(lowering);
-  runStage(lowering, *module, "lowering to LLVM", op, loc);
+  runStage(lowering, *module, "lowering", dumps, op, loc);
   clock.lap("lowering");
-
-  std::string object = JitEngine::compileObject(*module, op, loc);
+  dumps.write("lowered", *module);
+  std::string llvmIR;
+  std::string object = JitEngine::compileObject(*module, op, loc, dumps.enabled() ? &llvmIR : nullptr);
   clock.lap("LLVM");
-  executable->engine_ = JitEngine::link(
-      object, {{"kiln_rt_host_op", reinterpret_cast<void*>(&kiln_rt_host_op)}}, op, loc);
-  executable->entry_ = reinterpret_cast<Entry>(executable->engine_->lookup("kiln_" + executable->name_));
+  dumps.write("llvm", llvmIR, ".ll");
+  cache->store(key, {plannedBytecode, object});
+  executable->link(object, op, loc);
   clock.lap("link");
   if (logEnabled("compile"))
     std::cerr << "kiln: compiled @" << executable->name_ << " in " << clock.report() << "; "
               << kernels << " kernels, " << executable->hostOps_.size() << " host ops, arena "
               << executable->arenaBytes_ << " bytes\n";
   return executable;
+}
+
+void Executable::readPlan(mlir::ModuleOp planned, std::string_view op, const SourceLoc& loc) {
+  auto host = planned.lookupSymbol<mlir::func::FuncOp>(name_);
+  auto arenaBytes = host ? host->getAttrOfType<mlir::IntegerAttr>("kiln.arena_bytes")
+                         : mlir::IntegerAttr();
+  if (!arenaBytes)
+    throw CompileError::make(loc, op, "kiln-plan-memory did not plan @", name_,
+                             " (a host schedule must be one block of outlined ops)");
+  arguments_ = metasOf(host.getArgumentTypes());
+  results_ = metasOf(host.getResultTypes());
+  arenaBytes_ = arenaBytes.getInt();
+  for (const mlir::kiln::HostResult& result : mlir::kiln::hostResults(host))
+    inPlaceArgument_.push_back(
+        result.placement == mlir::kiln::ResultPlacement::InPlace ? result.stateArgument : -1);
+  for (mlir::Operation& step : host.getBody().front()) {
+    switch (mlir::kiln::hostStepOf(&step)) {
+      case mlir::kiln::HostStep::Constant:
+        constants_.push_back(
+            jit::tensorFromElements(llvm::cast<mlir::kiln::ConstantOp>(step).getValue(), loc));
+        constantPointers_.push_back(constants_.back().rawData());
+        break;
+      case mlir::kiln::HostStep::Runtime:
+        hostOps_.push_back(hostOpFor(&step, loc));
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void Executable::link(std::string_view object, std::string_view op, const SourceLoc& loc) {
+  engine_ = JitEngine::link(
+      object,
+      {{"kiln_rt_host_op", reinterpret_cast<void*>(&kiln_rt_host_op)},
+       {"kiln_rt_parallel_for", reinterpret_cast<void*>(&kiln_rt_parallel_for)}},
+      op, loc);
+  entry_ = reinterpret_cast<Entry>(engine_->lookup("kiln_" + name_));
 }
 
 std::unique_ptr<Executable::Arena> Executable::takeArena() const {
@@ -251,18 +445,39 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> arguments, const Sou
   NoGradGuard noGrad;
   DispatchHookGuard noHook(nullptr);
   std::unique_ptr<Arena> arena = takeArena();
-  CallContext context{this, nullptr};
+  CallContext context{this, dense, nullptr};
   entry_(argumentPointers.data(), resultPointers.data(), arena->data, constantPointers_.data(), &context);
   giveBack(std::move(arena));
   if (context.error) std::rethrow_exception(context.error);
+  // Compiled code wrote these states behind the dispatcher's back: bump their versions as
+  // an eager in-place op would, so caches keyed by version (oneDNN's reordered weights)
+  // and autograd's saved-tensor checks see the write.
+  for (size_t k = 0; k < results.size(); ++k)
+    if (inPlaceArgument_[k] >= 0) {
+      TensorImpl& state = *results[k].impl();
+      ++state.version;
+      if (state.storage) state.storage->bumpVersion();
+    }
   return results;
 }
 
-void Executable::runHostOp(int64_t id, void* const* operands, void* const* results) const {
+void Executable::runHostOp(int64_t id, void* const* operands, void* const* results,
+                           std::span<const Tensor> arguments) const {
   const HostOp& op = hostOps_.at(size_t(id));
   std::vector<Tensor> inputs;
-  for (size_t i = 0; i < op.operands.size(); ++i)
-    inputs.push_back(from_blob(operands[i], op.operands[i].shape, op.operands[i].dtype));
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const int64_t argument = op.arguments[i];
+    inputs.push_back(argument >= 0 ? arguments[size_t(argument)]
+                                   : from_blob(operands[i], op.operands[i].shape, op.operands[i].dtype));
+  }
+  if (op.intoResults && !resultsOverlapOperands(op, operands, results)) {
+    std::vector<Tensor> outputs;
+    for (size_t k = 0; k < op.results.size(); ++k)
+      outputs.push_back(from_blob(results[k], op.results[k].shape, op.results[k].dtype));
+    const std::source_location here = std::source_location::current();
+    op.call.op->kernel(OpArgs{inputs, op.call.attrs, here}, outputs);
+    return;
+  }
   std::vector<Tensor> outputs;
   if (op.callee >= 0) {
     const interp::HostCallback* callback = callbacks_ ? callbacks_->find(op.callee) : nullptr;

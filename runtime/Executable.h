@@ -12,8 +12,12 @@
 #include "kiln/core/Error.h"
 #include "kiln/core/OpDef.h"
 #include "kiln/core/Tensor.h"
+#include "runtime/cache/DiskCache.h"
 #include "runtime/interp/Interpreter.h"
 
+namespace mlir {
+class ModuleOp;
+}  // namespace mlir
 namespace mlir::func {
 class FuncOp;
 }  // namespace mlir::func
@@ -26,12 +30,16 @@ struct HostOp;
 class Executable {
  public:
   // Compiles `main` (a traced kiln function; left unchanged) with kiln-cpu-pipeline for
-  // this machine's CPU. Callbacks are looked up in `callbacks` when the program runs, so
-  // the table must outlive the Executable. Failures are CompileErrors naming `op`, the
-  // pass or stage and, for a failing pass, its first diagnostic.
+  // this machine's CPU, or loads it from `cache` (DiskCache::global() if null), keyed by
+  // the function's bytecode, the host target, the pipeline and this build of Kiln.
+  // Callbacks are looked up in `callbacks` when the program runs, so the table must
+  // outlive the Executable. Failures are CompileErrors naming `op`, the failing pass and
+  // its first diagnostic, and the file the IR was dumped to. KILN_DUMP_IR=<dir> writes
+  // the IR after each stage there; KILN_LOG=compile prints the stages' times.
   static std::shared_ptr<const Executable> compile(mlir::func::FuncOp main,
                                                    const interp::CallbackTable* callbacks,
-                                                   std::string_view op, const SourceLoc& loc);
+                                                   std::string_view op, const SourceLoc& loc,
+                                                   const DiskCache* cache = nullptr);
 
   ~Executable();
 
@@ -45,11 +53,23 @@ class Executable {
   // Bytes of the arena each call uses (the memory plan's peak).
   int64_t arenaBytes() const { return arenaBytes_; }
 
+  // Whether compile() found the program in the disk cache.
+  bool loadedFromCache() const { return loadedFromCache_; }
+
   // Runs host op `id` on raw buffers: what compiled code's kiln_rt_host_op calls reach.
-  void runHostOp(int64_t id, void* const* operands, void* const* results) const;
+  // `arguments` are the call's (contiguous) arguments, which operands that are arguments
+  // are read through.
+  void runHostOp(int64_t id, void* const* operands, void* const* results,
+                 std::span<const Tensor> arguments) const;
 
  private:
   Executable();
+
+  // Reads what run() needs from the planned module: types, arena size, result
+  // placements, constants and the host ops.
+  void readPlan(mlir::ModuleOp planned, std::string_view op, const SourceLoc& loc);
+  // Links the compiled object and finds the entry point.
+  void link(std::string_view object, std::string_view op, const SourceLoc& loc);
 
   struct Arena;  // a 64-byte aligned block of arenaBytes_, reused across calls
   std::unique_ptr<Arena> takeArena() const;
@@ -64,6 +84,7 @@ class Executable {
   std::vector<HostOp> hostOps_;
   const interp::CallbackTable* callbacks_ = nullptr;
   int64_t arenaBytes_ = 0;
+  bool loadedFromCache_ = false;
   std::unique_ptr<JitEngine> engine_;
   using Entry = void (*)(void* const*, void* const*, void*, void* const*, void*);
   Entry entry_ = nullptr;

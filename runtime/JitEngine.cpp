@@ -57,7 +57,7 @@ const HostTarget& HostTarget::get() {
 std::string HostTarget::key() const { return triple + "|" + cpu + "|" + features; }
 
 std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
-                                     const SourceLoc& loc) {
+                                     const SourceLoc& loc, std::string* optimizedIR) {
   mlir::DialectRegistry registry;
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
@@ -76,6 +76,10 @@ std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
   ir->setTargetTriple((*machine)->getTargetTriple());
   if (llvm::Error error = mlir::makeOptimizingTransformer(3, 0, machine->get())(ir.get()))
     throw CompileError::make(loc, op, "LLVM's O3 pipeline failed: ", message(std::move(error)));
+  if (optimizedIR) {
+    llvm::raw_string_ostream out(*optimizedIR);
+    ir->print(out, nullptr);
+  }
 
   llvm::SmallVector<char, 0> object;
   llvm::raw_svector_ostream stream(object);

@@ -36,9 +36,10 @@ class JitEngine {
  public:
   // Translates `module` (LLVM dialect only) to LLVM IR, optimizes it at O3 for the host
   // and returns the object file's bytes; the same module always gives the same bytes.
-  // Failures are CompileErrors naming `op` and `loc` (the trace that asked).
+  // Failures are CompileErrors naming `op` and `loc` (the trace that asked). With
+  // `optimizedIR`, the LLVM IR after O3 is printed into it (for KILN_DUMP_IR).
   static std::string compileObject(mlir::ModuleOp module, std::string_view op,
-                                   const SourceLoc& loc);
+                                   const SourceLoc& loc, std::string* optimizedIR = nullptr);
 
   // Links an object file from compileObject (or a cache) into a new JIT session. Its
   // undefined symbols resolve to `symbols` first, then to the process (libc, libm).

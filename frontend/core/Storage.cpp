@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <map>
@@ -124,6 +125,19 @@ class LargeBlockCache {
   size_t limit_ = defaultCacheLimit();
 };
 
+// Live and peak bytes of allocate()d storage (allocatedBytes, peakAllocatedBytes).
+std::atomic<size_t> gAllocated{0};
+std::atomic<size_t> gPeak{0};
+
+void countAllocation(size_t nbytes) {
+  const size_t now = gAllocated.fetch_add(nbytes, std::memory_order_relaxed) + nbytes;
+  size_t peak = gPeak.load(std::memory_order_relaxed);
+  while (now > peak && !gPeak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+void countRelease(size_t nbytes) { gAllocated.fetch_sub(nbytes, std::memory_order_relaxed); }
+
 }  // namespace
 
 Storage::Storage(void* data, size_t nbytes, Deleter deleter, Device device)
@@ -143,7 +157,11 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device, std::st
     size_t size = LargeBlockCache::blockSize(nbytes);
     void* p = LargeBlockCache::global().take(size);
     if (!p) throw Error::make(loc, op, "out of memory allocating ", nbytes, " bytes");
-    auto give = [size](void* block) { LargeBlockCache::global().give(block, size); };
+    auto give = [size, nbytes](void* block) {
+      LargeBlockCache::global().give(block, size);
+      countRelease(nbytes);
+    };
+    countAllocation(nbytes);
     try {
       return std::shared_ptr<Storage>(new Storage(p, nbytes, give, device));
     } catch (...) {
@@ -153,10 +171,15 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device, std::st
   }
   void* p = ::operator new(nbytes, std::align_val_t{kAlignment}, std::nothrow);
   if (!p) throw Error::make(loc, op, "out of memory allocating ", nbytes, " bytes");
+  auto release = [nbytes](void* block) {
+    alignedFree(block);
+    countRelease(nbytes);
+  };
+  countAllocation(nbytes);
   try {
-    return std::shared_ptr<Storage>(new Storage(p, nbytes, alignedFree, device));
+    return std::shared_ptr<Storage>(new Storage(p, nbytes, release, device));
   } catch (...) {
-    alignedFree(p);
+    release(p);
     throw;
   }
 }
@@ -166,6 +189,14 @@ size_t Storage::cachedBytes() { return LargeBlockCache::global().held(); }
 void Storage::emptyCache() { LargeBlockCache::global().release(0); }
 
 size_t Storage::setCacheLimit(size_t bytes) { return LargeBlockCache::global().setLimit(bytes); }
+
+size_t Storage::allocatedBytes() { return gAllocated.load(std::memory_order_relaxed); }
+
+size_t Storage::peakAllocatedBytes() { return gPeak.load(std::memory_order_relaxed); }
+
+void Storage::resetPeakAllocatedBytes() {
+  gPeak.store(gAllocated.load(std::memory_order_relaxed), std::memory_order_relaxed);
+}
 
 std::shared_ptr<Storage> Storage::fromBlob(void* data, size_t nbytes, Deleter deleter,
                                            Device device) {

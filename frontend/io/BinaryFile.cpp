@@ -66,9 +66,15 @@ std::string FileReader::read(uint64_t offset, size_t n) const {
 
 // ---- AtomicFileWriter -----------------------------------------------------------------
 
+// "<path>.tmp.<pid>.<tid>": unique across processes and across threads of one process, so
+// concurrent writers of one path never share a temporary file.
+static std::string uniqueTempPath(const std::string& path) {
+  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(::gettid());
+}
+
 AtomicFileWriter::AtomicFileWriter(std::string path, std::string_view op, const SourceLoc& loc)
     : path_(std::move(path)),
-      tempPath_(path_ + ".tmp." + std::to_string(::getpid())),
+      tempPath_(uniqueTempPath(path_)),
       op_(op),
       loc_(loc) {
   fd_ = ::open(tempPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

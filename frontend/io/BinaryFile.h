@@ -40,7 +40,7 @@ class FileReader {
   uint64_t size_ = 0;
 };
 
-// Writes `path` atomically: bytes go to "<path>.tmp.<pid>", which commit() flushes to disk
+// Writes `path` atomically: bytes go to "<path>.tmp.<pid>.<tid>", which commit() flushes to disk
 // (fsync) and renames over `path`. Until then `path` is untouched; if the writer is
 // destroyed uncommitted (an error, an exception) the temporary file is removed.
 class AtomicFileWriter {

@@ -31,8 +31,10 @@ void buildCpuPlanningPipeline(OpPassManager &pm) {
 }
 
 // Kernels: linalg on tensors, elementwise generics merged, buffers with the
-// results as out-parameters (so a kernel writes where the host planned), loops,
-// LLVM with one bare pointer per buffer.
+// results as out-parameters (so a kernel writes where the host planned),
+// parallel loops (the large ones run on the thread pool), math by polynomials,
+// LLVM with one bare pointer per buffer. LLVM's loop vectorizer (O3 in
+// JitEngine) widens the innermost loops; see docs/ARCHITECTURE.md.
 static void buildKernelLoweringPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createKilnConvertToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
@@ -45,12 +47,14 @@ static void buildKernelLoweringPipeline(OpPassManager &pm) {
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createKilnParallelizePass());
+  pm.addNestedPass<func::FuncOp>(createKilnApproximateMathPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  // Integer powers become loops (math-to-funcs), erf a libm call, the rest
-  // LLVM intrinsics.
+  // Integer powers become loops (math-to-funcs), what kiln-approximate-math
+  // left (powf, f64) libm calls, the rest LLVM intrinsics.
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

@@ -212,3 +212,36 @@ func.func @softmax_matmul(%x: tensor<4x8xf32> {kiln.input = 0 : i64},
   %y = kiln.matmul %p, %w : tensor<4x8xf32>, tensor<8x3xf32>
   return %y : tensor<4x3xf32>
 }
+
+// Fusion kernels of the same type and body are one kernel; a different constant or type
+// keeps its own.
+// CHECK-LABEL: func.func @repeated(
+// CHECK-SAME:      %[[X:.*]]: tensor<4xf32>
+// CHECK-NEXT:    %[[A:.*]] = call @repeated_kernel_0(%[[X]])
+// CHECK-NEXT:    %[[B:.*]] = call @repeated_kernel_0(%[[A]])
+// CHECK-NEXT:    %[[C:.*]] = call @repeated_kernel_2(%[[B]])
+// CHECK-NEXT:    return %[[C]]
+// CHECK:       func.func private @repeated_kernel_0(
+// CHECK-NOT:   func.func private @repeated_kernel_1(
+// CHECK:       func.func private @repeated_kernel_2(
+func.func @repeated(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = kiln.fusion(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%arg: tensor<4xf32>):
+    %c = kiln.constant dense<2.0> : tensor<4xf32>
+    %m = kiln.mul %arg, %c : tensor<4xf32>
+    kiln.yield %m : tensor<4xf32>
+  }
+  %b = kiln.fusion(%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%arg: tensor<4xf32>):
+    %c = kiln.constant dense<2.0> : tensor<4xf32>
+    %m = kiln.mul %arg, %c : tensor<4xf32>
+    kiln.yield %m : tensor<4xf32>
+  }
+  %d = kiln.fusion(%b) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%arg: tensor<4xf32>):
+    %c = kiln.constant dense<3.0> : tensor<4xf32>
+    %m = kiln.mul %arg, %c : tensor<4xf32>
+    kiln.yield %m : tensor<4xf32>
+  }
+  return %d : tensor<4xf32>
+}

@@ -9,29 +9,17 @@
 #include "dialect/KilnDialect.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
+#include "kiln/core/Storage.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "runtime/interp/Interpreter.h"
+#include "test/unit/runtime/RuntimeTestSupport.h"
 
 namespace kiln::runtime {
 namespace {
 
-// Whether a and b have the same shape and |a - b| <= atol + rtol |b| everywhere (NaNs
-// match NaNs); rtol = atol = 0 asks for equality.
-bool allclose(const Tensor& a, const Tensor& b, double rtol = 0, double atol = 0) {
-  if (a.sizes() != b.sizes()) return false;
-  Tensor x = a.to(kFloat64).contiguous(), y = b.to(kFloat64).contiguous();
-  const double* p = x.data_ptr<double>();
-  const double* q = y.data_ptr<double>();
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    if (std::isnan(p[i]) && std::isnan(q[i])) continue;
-    if (!(std::abs(p[i] - q[i]) <= atol + rtol * std::abs(q[i]))) return false;
-  }
-  return true;
-}
-bool equal(const Tensor& a, const Tensor& b) { return allclose(a, b); }
 
 class ExecutableTest : public ::testing::Test {
  protected:
@@ -176,6 +164,136 @@ func.func @main(%x: tensor<2xf32> {kiln.input = 0 : i64}) -> (tensor<2xf32> {kil
 }
 )mlir"), &callbacks, "test", SourceLoc::current());
   EXPECT_THROW(executable->run(std::vector<Tensor>{ones({2})}), Error);
+}
+
+// Values spread evenly over [-10, 10] in a tensor of `shape`.
+Tensor sweep(Shape shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return linspace(-10.0, 10.0, n).reshape(shape);
+}
+
+// kiln-approximate-math's polynomials stay within the test's 1e-5 of the eager kernels.
+// 64x256 stays serial, 64x1024 runs through kiln_rt_parallel_for.
+constexpr const char* kTranscendentals = R"mlir(
+func.func @main(%x: tensor<64x{N}xf32> {kiln.input = 0 : i64})
+    -> (tensor<64x{N}xf32> {kiln.output = 0 : i64}, tensor<64x{N}xf32> {kiln.output = 1 : i64},
+        tensor<64x{N}xf32> {kiln.output = 2 : i64}, tensor<64x{N}xf32> {kiln.output = 3 : i64},
+        tensor<64x{N}xf32> {kiln.output = 4 : i64}, tensor<64x{N}xf32> {kiln.output = 5 : i64},
+        tensor<64x{N}xf32> {kiln.output = 6 : i64}) {
+  %e = kiln.exp %x : tensor<64x{N}xf32>
+  %t = kiln.tanh %x : tensor<64x{N}xf32>
+  %a = kiln.abs %x : tensor<64x{N}xf32>
+  %l = kiln.log %a : tensor<64x{N}xf32>
+  %g = kiln.gelu %x : tensor<64x{N}xf32>
+  %s = kiln.sigmoid %x : tensor<64x{N}xf32>
+  %sin = kiln.sin %x : tensor<64x{N}xf32>
+  %cos = kiln.cos %x : tensor<64x{N}xf32>
+  return %e, %t, %l, %g, %s, %sin, %cos : tensor<64x{N}xf32>, tensor<64x{N}xf32>, tensor<64x{N}xf32>,
+      tensor<64x{N}xf32>, tensor<64x{N}xf32>, tensor<64x{N}xf32>, tensor<64x{N}xf32>
+}
+)mlir";
+
+std::string withColumns(const char* source, int64_t columns) {
+  std::string text = source;
+  for (size_t at; (at = text.find("{N}")) != std::string::npos;) text.replace(at, 3, std::to_string(columns));
+  return text;
+}
+
+TEST_F(ExecutableTest, ApproximatedMathAgreesWithTheEagerKernels) {
+  expectAgrees(withColumns(kTranscendentals, 256).c_str(), {sweep({64, 256})});
+}
+
+TEST_F(ExecutableTest, ApproximatedMathAgreesInParallelKernels) {
+  expectAgrees(withColumns(kTranscendentals, 1024).c_str(), {sweep({64, 1024})});
+}
+
+// bias + scale + tanh-GELU + scale: the elementwise chain of BENCHMARKS.md, one fused
+// kernel split across the thread pool.
+constexpr const char* kGeluChain = R"mlir(
+func.func @main(%x: tensor<512x1024xf32> {kiln.input = 0 : i64},
+                %b: tensor<1024xf32> {kiln.state = "bias"})
+    -> (tensor<512x1024xf32> {kiln.output = 0 : i64}) {
+  %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [512, 1024] : tensor<1024xf32>
+  %biased = kiln.add %x, %bb : tensor<512x1024xf32>
+  %scale = kiln.constant dense<1.5> : tensor<512x1024xf32>
+  %v = kiln.mul %biased, %scale : tensor<512x1024xf32>
+  %half = kiln.constant dense<0.5> : tensor<512x1024xf32>
+  %one = kiln.constant dense<1.0> : tensor<512x1024xf32>
+  %k = kiln.constant dense<0.0447149985> : tensor<512x1024xf32>
+  %c = kiln.constant dense<0.797884583> : tensor<512x1024xf32>
+  %v2 = kiln.mul %v, %v : tensor<512x1024xf32>
+  %v3 = kiln.mul %v2, %v : tensor<512x1024xf32>
+  %kv3 = kiln.mul %v3, %k : tensor<512x1024xf32>
+  %inner = kiln.add %v, %kv3 : tensor<512x1024xf32>
+  %scaled = kiln.mul %inner, %c : tensor<512x1024xf32>
+  %th = kiln.tanh %scaled : tensor<512x1024xf32>
+  %th1 = kiln.add %th, %one : tensor<512x1024xf32>
+  %hv = kiln.mul %v, %half : tensor<512x1024xf32>
+  %gelu = kiln.mul %hv, %th1 : tensor<512x1024xf32>
+  %out = kiln.mul %gelu, %scale : tensor<512x1024xf32>
+  return %out : tensor<512x1024xf32>
+}
+)mlir";
+
+TEST_F(ExecutableTest, LargeFusedChainsRunInParallelAndAgree) {
+  manual_seed(5);
+  expectAgrees(kGeluChain, {sweep({512, 1024}), randn({1024})});
+}
+
+// Rows reduced in parallel: each row's sum stays in one chunk, in order.
+TEST_F(ExecutableTest, LargeRowReductionsAgreeWithTheInterpreter) {
+  manual_seed(6);
+  expectAgrees(R"mlir(
+func.func @main(%x: tensor<512x1024xf32> {kiln.input = 0 : i64})
+    -> (tensor<512x1024xf32> {kiln.output = 0 : i64}, tensor<512xf32> {kiln.output = 1 : i64}) {
+  %m = kiln.reduce max %x, dims = [1] : tensor<512x1024xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0], shape = [512, 1024] : tensor<512xf32>
+  %s = kiln.sub %x, %mb : tensor<512x1024xf32>
+  %e = kiln.exp %s : tensor<512x1024xf32>
+  %t = kiln.reduce sum %e, dims = [1] : tensor<512x1024xf32>
+  %tb = kiln.broadcast_in_dim %t, dims = [0], shape = [512, 1024] : tensor<512xf32>
+  %r = kiln.div %e, %tb : tensor<512x1024xf32>
+  %mean = kiln.reduce mean %x, dims = [1] : tensor<512x1024xf32>
+  return %r, %mean : tensor<512x1024xf32>, tensor<512xf32>
+}
+)mlir", {randn({512, 1024}) * 4.0});
+}
+
+// A one-dimensional tensor splits too, and a column reduction keeps its rows in order.
+TEST_F(ExecutableTest, FlatTensorsAndColumnReductionsAgree) {
+  manual_seed(7);
+  expectAgrees(R"mlir(
+func.func @main(%x: tensor<262144xf32> {kiln.input = 0 : i64}, %y: tensor<256x1024xf32> {kiln.input = 1 : i64})
+    -> (tensor<262144xf32> {kiln.output = 0 : i64}, tensor<1024xf32> {kiln.output = 1 : i64}) {
+  %e = kiln.exp %x : tensor<262144xf32>
+  %t = kiln.tanh %e : tensor<262144xf32>
+  %c = kiln.reduce sum %y, dims = [0] : tensor<256x1024xf32>
+  return %t, %c : tensor<262144xf32>, tensor<1024xf32>
+}
+)mlir", {randn({262144}), randn({256, 1024})});
+}
+
+// A library op whose result is the program's result is computed straight into the
+// caller's buffer: no storage beyond the result is allocated during the call.
+TEST_F(ExecutableTest, LibraryOpsComputeIntoTheirResultBuffers) {
+  auto executable = Executable::compile(parse(R"mlir(
+func.func @main(%x: tensor<128x256xf32> {kiln.input = 0 : i64},
+                %w: tensor<256x512xf32> {kiln.state = "fc.weight"})
+    -> (tensor<128x512xf32> {kiln.output = 0 : i64}) {
+  %mm = kiln.matmul %x, %w : tensor<128x256xf32>, tensor<256x512xf32>
+  return %mm : tensor<128x512xf32>
+}
+)mlir"), nullptr, "test", SourceLoc::current());
+  manual_seed(8);
+  std::vector<Tensor> arguments{randn({128, 256}), randn({256, 512})};
+  Tensor want = matmul(arguments[0], arguments[1]);
+  executable->run(arguments);  // warms oneDNN's caches
+  const size_t before = Storage::allocatedBytes();
+  Storage::resetPeakAllocatedBytes();
+  Tensor got = executable->run(arguments)[0];
+  EXPECT_LE(Storage::peakAllocatedBytes() - before, size_t(128 * 512 * 4));
+  EXPECT_TRUE(allclose(got, want, 1e-5, 1e-6));
 }
 
 }  // namespace

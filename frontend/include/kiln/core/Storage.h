@@ -42,6 +42,16 @@ class Storage {
   // Sets the cache's limit in bytes and returns the previous one (for tests and tools).
   static size_t setCacheLimit(size_t bytes);
 
+  // Memory statistics, as torch.cuda.memory_allocated / max_memory_allocated: the bytes of
+  // storage allocate() handed out that are still alive (fromBlob memory is not counted;
+  // blocks the cache above holds are not counted), and the most that were alive at once
+  // since the last resetPeakAllocatedBytes() (or the start of the process). Sizes are the
+  // requested byte counts. Thread-safe; bench/traced reads them around one training step.
+  static size_t allocatedBytes();
+  static size_t peakAllocatedBytes();
+  // Sets the peak to allocatedBytes() now.
+  static void resetPeakAllocatedBytes();
+
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   ~Storage();

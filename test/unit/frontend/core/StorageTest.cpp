@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "kiln/core/Error.h"
 
@@ -143,6 +145,44 @@ TEST(StorageTest, TheCacheKeepsToItsLimit) {
   EXPECT_EQ(Storage::cachedBytes(), 0u);  // lowering the limit frees what is over it
   { auto c = Storage::allocate(4u << 20); }
   EXPECT_EQ(Storage::cachedBytes(), 0u);
+}
+
+TEST(StorageTest, CountsLiveAndPeakAllocatedBytes) {
+  const size_t base = Storage::allocatedBytes();
+  Storage::resetPeakAllocatedBytes();
+  EXPECT_EQ(Storage::peakAllocatedBytes(), base);
+  {
+    auto small = Storage::allocate(1000);
+    auto large = Storage::allocate((2u << 20) + 7);  // through the large-block cache
+    EXPECT_EQ(Storage::allocatedBytes(), base + 1000 + (2u << 20) + 7);
+    char blob[16];
+    auto wrapped = Storage::fromBlob(blob, sizeof blob);  // not Kiln's memory: not counted
+    auto empty = Storage::allocate(0);
+    EXPECT_EQ(Storage::allocatedBytes(), base + 1000 + (2u << 20) + 7);
+  }
+  EXPECT_EQ(Storage::allocatedBytes(), base);
+  EXPECT_EQ(Storage::peakAllocatedBytes(), base + 1000 + (2u << 20) + 7);
+  { auto again = Storage::allocate(500); }
+  EXPECT_EQ(Storage::peakAllocatedBytes(), base + 1000 + (2u << 20) + 7);  // below the peak
+  Storage::resetPeakAllocatedBytes();
+  EXPECT_EQ(Storage::peakAllocatedBytes(), base);
+}
+
+TEST(StorageTest, CountersAreExactUnderConcurrentAllocation) {
+  const size_t base = Storage::allocatedBytes();
+  Storage::resetPeakAllocatedBytes();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([] {
+      for (int i = 0; i < 2000; ++i) {
+        auto a = Storage::allocate(64);
+        auto b = Storage::allocate(128);
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(Storage::allocatedBytes(), base);
+  EXPECT_GE(Storage::peakAllocatedBytes(), base + 192);
+  EXPECT_LE(Storage::peakAllocatedBytes(), base + 4 * 192);
 }
 
 }  // namespace

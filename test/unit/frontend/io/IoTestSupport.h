@@ -48,9 +48,9 @@ inline std::set<std::string> listDir(const std::string& dir) {
   return names;
 }
 
-// The temporary name io writes before renaming: "<path>.tmp.<pid>".
+// The temporary name io writes before renaming: "<path>.tmp.<pid>.<tid>".
 inline std::string tempPathOf(const std::string& path) {
-  return path + ".tmp." + std::to_string(::getpid());
+  return path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(::gettid());
 }
 
 inline std::string fixture(const std::string& name) {
