@@ -153,6 +153,29 @@ def KilnApproximateMathPass : Pass<"kiln-approximate-math", "func::FuncOp"> {
   ];
 }
 
+def KilnPromoteAccumulatorsPass
+    : Pass<"kiln-promote-accumulators", "func::FuncOp"> {
+  let summary = "keep reduction accumulators in registers across scf.for loops";
+  let description = [{
+    A reduction lowered to loops loads its accumulator, combines, and stores
+    it back on every iteration, which makes each iteration wait for the last
+    one's store and keeps LLVM from vectorizing the loop. For every
+    `scf.for` (innermost first) whose body loads and then stores one memref
+    element at indices defined outside the loop, the element becomes a
+    loop-carried value: loaded once before the loop, stored once after it.
+
+    This is only done when nothing else in the loop can touch that element:
+    every other memory access in the loop is to a different buffer, where
+    buffers are the function's memref arguments and its allocations, seen
+    through view ops. Kernel arguments never share bytes with each other
+    where one of them is written (kiln-plan-memory's rule; an in-place
+    state update is only ever read element for element, never through a
+    reduction), so distinct arguments are distinct buffers. A loop with an
+    op of unknown effects (a call) is left alone.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
+}
+
 def KilnLowerHostPass : Pass<"kiln-lower-host", "ModuleOp"> {
   let summary = "lower planned host schedules to LLVM functions over raw buffers";
   let description = [{

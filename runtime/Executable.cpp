@@ -84,7 +84,7 @@ extern "C" void kiln_rt_host_op(void* runtime, int64_t id, void* const* operands
 
 // Bumped whenever the pipeline's output for the same module changes, so old disk cache
 // entries stop matching (buildIdentity() also changes with every build of Kiln).
-constexpr std::string_view kPipelineVersion = "kiln-cpu-pipeline/1";
+constexpr std::string_view kPipelineVersion = "kiln-cpu-pipeline/2";
 
 // The build of Kiln this code belongs to: the path, size and modification time of the
 // binary or shared library holding it, so a rebuilt compiler never reuses old entries.
@@ -439,7 +439,10 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> arguments, const Sou
     if (state >= 0 && !arguments[size_t(state)].is_contiguous())
       throw Error::make(loc, kOp, "@", name_, " updates argument ", state,
                         " in place, which must be contiguous");
-    results.push_back(state >= 0 ? arguments[size_t(state)] : empty(results_[k].shape, results_[k].dtype));
+    // Not zero-filled (empty() is): the program writes every element of its results.
+    results.push_back(state >= 0 ? arguments[size_t(state)]
+                                 : detail::emptyTensor(results_[k].shape, results_[k].dtype, kCPU,
+                                                       /*placeholder=*/false, loc));
     resultPointers.push_back(results.back().rawData());
   }
   NoGradGuard noGrad;

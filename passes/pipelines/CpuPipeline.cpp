@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
@@ -48,6 +49,7 @@ static void buildKernelLoweringPipeline(OpPassManager &pm) {
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createKilnPromoteAccumulatorsPass());
   pm.addPass(createKilnParallelizePass());
   pm.addNestedPass<func::FuncOp>(createKilnApproximateMathPass());
   pm.addPass(createSCFToControlFlowPass());
@@ -72,7 +74,14 @@ void buildCpuLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createKilnMergeKernelsPass());
 }
 
+// Tools load every external model (InitAllDialects.h); the runtime's context
+// only these, so anything the pipeline's passes query must be listed. Without
+// the memref allocation model, buffer-results-to-out-params cannot see that a
+// kernel's result is a fresh allocation and copies it into the out-parameter
+// instead of writing there (a malloc, a second pass over the data and page
+// faults per call).
 void registerCpuPipelineDependencies(DialectRegistry &registry) {
+  memref::registerAllocationOpInterfaceExternalModels(registry);
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);

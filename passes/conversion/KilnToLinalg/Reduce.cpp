@@ -56,30 +56,33 @@ TypedAttr neutralOf(OpBuilder &b, ReduceKind kind, Type type) {
 }
 
 // The accumulator after element `v`. Float max/min take a NaN and then keep
-// it, as the eager kernels: `v` wins if it is better or NaN.
+// it, as the eager kernels. Float sums and
+// products may be reassociated: they accumulate in f64, where another order
+// changes the f32 result by at most an ulp, and it lets LLVM vectorize them
+// (the eager kernels' order is 16 interleaved lanes, not the index order).
 Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value v) {
   bool isFloat = isa<FloatType>(acc.getType());
+  auto reassoc = arith::FastMathFlags::reassoc;
   switch (kind) {
   case ReduceKind::sum:
   case ReduceKind::mean:
-    return isFloat ? arith::AddFOp::create(b, loc, acc, v).getResult()
+    return isFloat ? arith::AddFOp::create(b, loc, acc, v, reassoc).getResult()
                    : arith::AddIOp::create(b, loc, acc, v).getResult();
   case ReduceKind::prod:
-    return isFloat ? arith::MulFOp::create(b, loc, acc, v).getResult()
+    return isFloat ? arith::MulFOp::create(b, loc, acc, v, reassoc).getResult()
                    : arith::MulIOp::create(b, loc, acc, v).getResult();
   case ReduceKind::max:
   case ReduceKind::min:
     break;
   }
+  // maximumf/minimumf propagate NaN like the eager kernels and are reductions
+  // LLVM vectorizes; they differ only in which of -0 and +0 wins a tie.
   bool max = kind == ReduceKind::max;
   if (!isFloat)
     return max ? arith::MaxSIOp::create(b, loc, acc, v).getResult()
                : arith::MinSIOp::create(b, loc, acc, v).getResult();
-  using P = arith::CmpFPredicate;
-  Value better = arith::CmpFOp::create(b, loc, max ? P::OGT : P::OLT, v, acc);
-  Value isNaN = arith::CmpFOp::create(b, loc, P::UNO, v, v);
-  Value take = arith::OrIOp::create(b, loc, better, isNaN);
-  return arith::SelectOp::create(b, loc, take, v, acc);
+  return max ? arith::MaximumFOp::create(b, loc, acc, v).getResult()
+             : arith::MinimumFOp::create(b, loc, acc, v).getResult();
 }
 
 // How keep_dims' size-1 dims join the kept ones: each reduced dim goes with

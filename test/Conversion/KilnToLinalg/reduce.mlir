@@ -16,7 +16,7 @@
 // CHECK-SAME:      ins(%[[X]] : tensor<2x3x4xf32>) outs(%[[FILL]] : tensor<3xf64>)
 // CHECK:         ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f64):
 // CHECK:           %[[W:.*]] = arith.extf %[[IN]] : f32 to f64
-// CHECK:           %[[S:.*]] = arith.addf %[[OUT]], %[[W]] : f64
+// CHECK:           %[[S:.*]] = arith.addf %[[OUT]], %[[W]] fastmath<reassoc> : f64
 // CHECK:           linalg.yield %[[S]] : f64
 // CHECK:         %[[R:.*]] = linalg.generic
 // CHECK-SAME:      ins(%[[ACC]] : tensor<3xf64>)
@@ -35,7 +35,7 @@ func.func @sum_f32(%x: tensor<2x3x4xf32>) -> tensor<3xf32> {
 // CHECK:         ^bb0(%[[IN:.*]]: f16, %[[OUT:.*]]: f64):
 // CHECK:           %[[W:.*]] = arith.extf %[[IN]] : f16 to f32
 // CHECK:           %[[WW:.*]] = arith.extf %[[W]] : f32 to f64
-// CHECK:           arith.addf %[[OUT]], %[[WW]] : f64
+// CHECK:           arith.addf %[[OUT]], %[[WW]] fastmath<reassoc> : f64
 // CHECK:         ^bb0(%[[SUM:.*]]: f64, %{{.*}}: f16):
 // CHECK:           %[[N:.*]] = arith.constant 3.000000e+00 : f64
 // CHECK:           %[[M:.*]] = arith.divf %[[SUM]], %[[N]] : f64
@@ -50,17 +50,14 @@ func.func @mean_keep_dims_f16(%x: tensor<4x3xf16>) -> tensor<4x1xf16> {
 
 // -----
 
-// Float max starts at -inf and takes a NaN (then keeps it); no rounding step.
+// Float max starts at -inf and takes a NaN (maximumf propagates it); no rounding step.
 // All dims reduced with keep_dims: the scalar expands to all ones.
 // CHECK-LABEL: func.func @max_all_keep_dims(
 // CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK:         %[[FILL:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<f32>) -> tensor<f32>
 // CHECK:         %[[ACC:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]
 // CHECK:         ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
-// CHECK:           %[[GT:.*]] = arith.cmpf ogt, %[[IN]], %[[OUT]] : f32
-// CHECK:           %[[NAN:.*]] = arith.cmpf uno, %[[IN]], %[[IN]] : f32
-// CHECK:           %[[TAKE:.*]] = arith.ori %[[GT]], %[[NAN]] : i1
-// CHECK:           %[[R:.*]] = arith.select %[[TAKE]], %[[IN]], %[[OUT]] : f32
+// CHECK:           %[[R:.*]] = arith.maximumf %[[OUT]], %[[IN]] : f32
 // CHECK:           linalg.yield %[[R]] : f32
 // CHECK-NOT:     linalg.generic
 // CHECK:         %[[K:.*]] = tensor.expand_shape %[[ACC]] [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>

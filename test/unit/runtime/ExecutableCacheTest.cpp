@@ -99,6 +99,34 @@ TEST(ExecutableCacheTest, KilnDumpIrWritesEveryStage) {
   EXPECT_NE(text.find("define void @kiln_main"), std::string::npos);
 }
 
+// A fused elementwise kernel computes straight into the buffer the host planned for its
+// result: no allocation and no copy in the lowered code. (The runtime's context has only
+// the external models the pipeline registers; with a missing one, bufferization fell
+// back to a temporary and a copy that no pass reported.)
+TEST(ExecutableCacheTest, FusedKernelsWriteStraightIntoTheirResults) {
+  const std::string dir = freshDirectory("in-place");
+  setenv("KILN_DUMP_IR", dir.c_str(), 1);
+  compile(R"mlir(
+func.func @main(%x: tensor<64x128xf32> {kiln.input = 0 : i64}, %b: tensor<128xf32> {kiln.input = 1 : i64})
+    -> (tensor<64x128xf32> {kiln.output = 0 : i64}) {
+  %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [64, 128] : tensor<128xf32>
+  %a = kiln.add %x, %bb : tensor<64x128xf32>
+  %t = kiln.tanh %a : tensor<64x128xf32>
+  return %t : tensor<64x128xf32>
+}
+)mlir", DiskCache(""));
+  unsetenv("KILN_DUMP_IR");
+  std::string lowered;
+  for (const auto& f : std::filesystem::directory_iterator(dir))
+    if (f.path().string().ends_with("-lowered.mlir")) lowered = f.path();
+  ASSERT_FALSE(lowered.empty());
+  std::ifstream in(lowered);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("llvm.func @main_kernel_0"), std::string::npos);
+  EXPECT_EQ(text.find("@malloc"), std::string::npos) << text;
+  EXPECT_EQ(text.find("memcpy"), std::string::npos) << text;
+}
+
 TEST(ExecutableCacheTest, AFailingPassNamesItselfAndItsIr) {
   // Reductions over dynamic dims do not lower to linalg yet.
   const char* dynamic = R"mlir(
