@@ -1,15 +1,19 @@
 #include "frontend/jit/Backend.h"
 
 #include <cstdlib>
+#include <iostream>
 #include <string_view>
+
+#include "runtime/Executable.h"
 
 namespace kiln::jit {
 
-Backend selectedBackend(std::string_view op, const SourceLoc& loc) {
+BackendChoice selectedBackend(std::string_view op, const SourceLoc& loc) {
   const char* env = std::getenv("KILN_JIT_BACKEND");
   std::string_view value = env ? env : "";
-  if (value.empty() || value == "INTERP") return Backend::Interp;
-  if (value == "MLIR") return Backend::Mlir;
+  if (value.empty()) return {Backend::Mlir, false};
+  if (value == "MLIR") return {Backend::Mlir, true};
+  if (value == "INTERP") return {Backend::Interp, true};
   if (value == "HALIDE" || value == "NVRTC")
     throw CompileError::make(loc, op, "KILN_JIT_BACKEND=", value,
                              " is not available yet: the CPU code generator (MLIR) and the "
@@ -17,6 +21,24 @@ Backend selectedBackend(std::string_view op, const SourceLoc& loc) {
                              "it to MLIR or INTERP");
   throw Error::make(loc, op, "KILN_JIT_BACKEND must be INTERP, MLIR, HALIDE or NVRTC, got '",
                     value, "'");
+}
+
+std::shared_ptr<const runtime::Executable> compileFor(const BackendChoice& choice,
+                                                      mlir::func::FuncOp main,
+                                                      const interp::CallbackTable* callbacks,
+                                                      std::string_view op, std::string_view what,
+                                                      const SourceLoc& loc) {
+  if (choice.backend != Backend::Mlir) return nullptr;
+  try {
+    return runtime::Executable::compile(main, callbacks, op, loc);
+  } catch (const CompileError& error) {
+    if (choice.requested) throw;
+    std::cerr << "kiln: " << what << " runs in the reference interpreter because it did not "
+              << "compile: " << error.what()
+              << "\nkiln: set KILN_JIT_BACKEND=MLIR to make this an error, or INTERP to "
+                 "interpret without trying\n";
+    return nullptr;
+  }
 }
 
 }  // namespace kiln::jit

@@ -1,6 +1,7 @@
 // jit::load: a file written by dump() read back, checked to be a graph a caller can run
-// (one function, inputs and outputs only, no host callbacks), and run on the reference
-// interpreter.
+// (one function, inputs and outputs only, no host callbacks), and run compiled for the CPU
+// (KILN_JIT_BACKEND, static input shapes) or on the reference interpreter.
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
+#include "runtime/Executable.h"
 #include "runtime/interp/Interpreter.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -33,6 +35,7 @@ struct LoadedGraph::Impl {
   std::vector<std::string> inputNames;
   std::vector<std::string> outputNames;
   std::vector<TensorMeta> inputs;
+  std::shared_ptr<const runtime::Executable> executable;  // null: interpreted
 };
 
 namespace {
@@ -161,8 +164,33 @@ bool accepts(const Shape& graph, const Shape& given) {
 
 }  // namespace
 
+// "[?, 2]": a shape as the graph's type says it.
+std::string printedShape(const Shape& shape) {
+  std::string text = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    text += (d ? ", " : "") + (shape[d] == mlir::ShapedType::kDynamic ? std::string("?")
+                                                                        : std::to_string(shape[d]));
+  return text + "]";
+}
+
+// Compiles a graph of static input shapes; one with dynamic dims is interpreted, since
+// the CPU compiler takes static shapes only (an error when MLIR was asked for by name).
+void compile(LoadedGraph::Impl& g, const BackendChoice& backend) {
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Shape& shape = g.inputs[i].shape;
+    if (std::find(shape.begin(), shape.end(), mlir::ShapedType::kDynamic) == shape.end()) continue;
+    if (backend.backend == Backend::Mlir && backend.requested)
+      throw CompileError::make(g.loc, "load", g.path, ": input '", g.inputNames[i],
+                               "' has dynamic dims (", printedShape(shape),
+                               "), which KILN_JIT_BACKEND=MLIR does not compile yet; unset "
+                               "KILN_JIT_BACKEND to interpret such graphs");
+    return;
+  }
+  g.executable = compileFor(backend, g.func, /*callbacks=*/nullptr, "load", "graph " + g.path, g.loc);
+}
+
 LoadedGraph load(const std::string& path, const SourceLoc& loc) {
-  selectedBackend("load", loc);
+  const BackendChoice backend = selectedBackend("load", loc);
   auto g = std::make_shared<LoadedGraph::Impl>();
   g->path = path;
   g->loc = loc;
@@ -172,6 +200,7 @@ LoadedGraph load(const std::string& path, const SourceLoc& loc) {
   g->module = parse(*g, check);
   g->func = onlyFunction(*g->module, check);
   readSignature(*g, check);
+  compile(*g, backend);
   return LoadedGraph(std::move(g));
 }
 
@@ -198,6 +227,7 @@ std::vector<Tensor> LoadedGraph::operator()(const std::vector<Tensor>& inputs) c
       throw TypeError::make(g.loc, "LoadedGraph", g.path, ": input '", g.inputNames[i], "' is ",
                             x.dtype(), " but the graph takes ", want.dtype);
   }
+  if (g.executable) return g.executable->run(inputs, g.loc);
   return interp::interpretVerified(g.func, inputs, /*callbacks=*/nullptr, g.loc);
 }
 

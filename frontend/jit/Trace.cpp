@@ -90,7 +90,7 @@ struct TracedCore::Impl {
   struct Entry {
     CallKey key;
     Recording recording;
-    std::shared_ptr<const runtime::Executable> executable;  // with KILN_JIT_BACKEND=MLIR
+    std::shared_ptr<const runtime::Executable> executable;  // null: interpreted
   };
 
   Impl(TraceOptions options, SourceLoc loc)
@@ -98,11 +98,11 @@ struct TracedCore::Impl {
 
   // Compiles a recording that will run again (not a warm-up) for the selected backend.
   void compile(Entry& entry) {
-    if (backend != Backend::Mlir) return;
     const Recording& rec = entry.recording;
     mlir::ModuleOp module = rec.module.get();
     auto func = *module.getOps<mlir::func::FuncOp>().begin();
-    entry.executable = runtime::Executable::compile(func, rec.callbacks.get(), "trace", loc);
+    entry.executable = compileFor(backend, func, rec.callbacks.get(), "trace",
+                                  "trace '" + options.name + "'", loc);
   }
 
   Entry* find(const CallKey& key) {
@@ -267,7 +267,7 @@ struct TracedCore::Impl {
 
   TraceOptions options;
   SourceLoc loc;
-  Backend backend;
+  BackendChoice backend;
   std::optional<CallKey> warmUpKey;  // the key of the last call, if it was a warm-up
   std::unique_ptr<mlir::MLIRContext> mlirContext;
   std::vector<std::unique_ptr<Entry>> entries;

@@ -345,6 +345,26 @@ TEST(LoadTest, AGraphMustBeOneFunctionOfInputsAndOutputs) {
                   "input 'x0': element type ui8 has no kiln dtype");
 }
 
+// The CPU compiler takes static shapes: by default a graph with dynamic dims runs on the
+// interpreter; KILN_JIT_BACKEND=MLIR asks for compiled code, so it is an error naming them.
+TEST(LoadTest, DynamicGraphsAreInterpretedUnlessMlirIsNamed) {
+  fs::path path = scratch() / "dynamic.mlir";
+  writeText(path, R"(
+    func.func @main(%x: tensor<?x2xf32> {kiln.input = 0 : i64}) -> (tensor<?x2xf32> {kiln.output = 0 : i64}) {
+      %y = kiln.neg %x : tensor<?x2xf32>
+      return %y : tensor<?x2xf32>
+    })");
+  unsetenv("KILN_JIT_BACKEND");
+  jit::LoadedGraph graph = jit::load(path);
+  Tensor x = input({3, 2}, 5);
+  EXPECT_TRUE(sameBits(graph({x})[0], neg(x)));
+  setenv("KILN_JIT_BACKEND", "MLIR", 1);
+  EXPECT_KILN_ERROR_HAS(jit::load(path), CompileError,
+                        "input 'x0' has dynamic dims ([?, 2]), which KILN_JIT_BACKEND=MLIR "
+                        "does not compile yet");
+  unsetenv("KILN_JIT_BACKEND");
+}
+
 TEST(LoadTest, WrongInputsAreOneLineErrorsNamingTheInput) {
   Classifier model;
   auto traced = traceClassifier(model);

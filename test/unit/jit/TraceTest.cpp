@@ -321,6 +321,28 @@ TEST(TraceTest, KilnJitBackendSelectsTheEngine) {
   unsetenv("KILN_JIT_BACKEND");
 }
 
+// Unset, KILN_JIT_BACKEND means MLIR: the recording is compiled (or loaded from the disk
+// cache); INTERP runs it on the interpreter.
+TEST(TraceTest, TracesCompileByDefault) {
+  unsetenv("KILN_JIT_BACKEND");
+  setenv("KILN_LOG", "compile", 1);
+  auto compiledLog = [](const char* backend) {
+    if (backend) setenv("KILN_JIT_BACKEND", backend, 1);
+    auto traced = jit::trace([](Tensor x) { return neg(x); });
+    ::testing::internal::CaptureStderr();
+    traced(ones({3}));
+    Tensor y = traced(ones({3}));
+    std::string log = ::testing::internal::GetCapturedStderr();
+    unsetenv("KILN_JIT_BACKEND");
+    EXPECT_TRUE(sameBits(y, neg(ones({3}))));
+    return log;
+  };
+  const std::string byDefault = compiledLog(nullptr);
+  EXPECT_THAT(byDefault, ::testing::ContainsRegex("kiln: (compiled|loaded) @main"));
+  EXPECT_THAT(compiledLog("INTERP"), ::testing::Not(HasSubstr("@main")));
+  unsetenv("KILN_LOG");
+}
+
 TEST(TraceTest, PlaceholdersThatEscapeATraceAreErrorsInTheNext) {
   Tensor leaked;
   auto first = jit::trace([&](Tensor x) {
