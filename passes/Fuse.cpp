@@ -44,7 +44,9 @@ bool isSplatConstant(Operation *op) {
 }
 
 // Ops cheaper to recompute in each group that needs them than to write out and
-// read back: no transcendental functions, no division.
+// read back even when the value is written anyway: no transcendental
+// functions, no division. (Costlier ops are recomputed too where that saves
+// writing the value at all: see onlyFusedUsers.)
 bool isCheap(Operation *op) {
   return isa<AbsOp, AddOp, AndOp, BroadcastInDimOp, CompareOp, ConvertOp,
              MaxOp, MinOp, MulOp, NegOp, NotOp, OrOp, ReluOp, SelectOp,
@@ -154,7 +156,7 @@ private:
       return std::nullopt;
     }
     bool duplicate = owner.count(producer) || needsCopy(group, producer);
-    if (duplicate && !isCheap(producer)) {
+    if (duplicate && !isCheap(producer) && !onlyFusedUsers(producer)) {
       stop(producer, owner.count(producer)
                          ? "is in another group and too costly to recompute"
                          : "has a user before the group's root and is too "
@@ -168,6 +170,20 @@ private:
       return std::nullopt;
     }
     return duplicate;
+  }
+
+  // Whether every user of `producer` is an op some fusion takes (elementwise or
+  // a reduction). Then every group that needs it can recompute it and its value
+  // is never written out: on a memory-bound CPU a transcendental recomputed
+  // from inputs the group reads anyway costs less than storing it and reading
+  // it back (softmax's exp, needed by the sum and by the division). When a
+  // library op or the function's return needs it, it is written anyway, and
+  // copies would only add work.
+  bool onlyFusedUsers(Operation *producer) {
+    return llvm::all_of(producer->getUsers(), [](Operation *user) {
+      Role role = roleOf(user);
+      return role == Role::Elementwise || role == Role::Reduction;
+    });
   }
 
   // False if every user of `producer` is owned by the group or comes after its
