@@ -12,27 +12,45 @@ namespace mlir::kiln {
 #define GEN_PASS_DEF_KILNLOWERHOSTPASS
 #include "passes/Passes.h.inc"
 
+// The kind of kernel `op` calls ("fusion", "library"), or "" if it calls none.
+static StringRef kernelKindOf(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  if (!call)
+    return "";
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      op, call.getCalleeAttr());
+  auto kind = callee ? callee->getAttrOfType<StringAttr>("kiln.kernel") : StringAttr();
+  return kind ? kind.getValue() : "";
+}
+
+bool isBufferView(Operation *op) {
+  if (isa<ReshapeOp>(op))
+    return true;
+  return isa<TransposeOp>(op) && !op->use_empty() &&
+         llvm::all_of(op->getUsers(), [](Operation *user) {
+           return kernelKindOf(user) == "library";
+         });
+}
+
 HostStep hostStepOf(Operation *op) {
   if (isa<func::ReturnOp>(op))
     return HostStep::Return;
   if (isa<ConstantOp>(op))
     return HostStep::Constant;
-  if (isa<ReshapeOp>(op))
+  if (isBufferView(op))
     return HostStep::Alias;
-  if (auto call = dyn_cast<func::CallOp>(op)) {
-    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-        op, call.getCalleeAttr());
-    if (callee && callee->getAttrOfType<StringAttr>("kiln.kernel") &&
-        callee->getAttrOfType<StringAttr>("kiln.kernel").getValue() == "fusion")
-      return HostStep::Kernel;
-  }
+  if (kernelKindOf(op) == "fusion")
+    return HostStep::Kernel;
   return HostStep::Runtime;
 }
 
-// The value a chain of reshapes views: the one that owns the buffer.
+// The value a chain of buffer views views: the one that owns the buffer.
 static Value bufferOwner(Value value) {
-  while (auto reshape = value.getDefiningOp<ReshapeOp>())
-    value = reshape.getX();
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isBufferView(def))
+      break;
+    value = def->getOperand(0);
+  }
   return value;
 }
 

@@ -39,10 +39,16 @@ void populateKilnToLinalgPatterns(RewritePatternSet &patterns);
 // of the f32 math ops the kiln conversion emits (exp, log, tanh, erf, sin...).
 void populateKilnApproximateMathPatterns(RewritePatternSet &patterns);
 
+// Ops whose result is its operand's buffer seen another way, so kiln-plan-memory
+// gives them no memory and kiln-lower-host passes the operand's pointer: every
+// reshape, and a transpose whose users are all library kernels (the runtime
+// hands the library a strided view of the operand, as eager code does).
+bool isBufferView(Operation *op);
+
 // How kiln-lower-host runs each op of a planned host schedule. The runtime
 // numbers its tables (constants, kiln_rt_host_op calls) by the same rule.
 enum class HostStep {
-  Alias,     // kiln.reshape: its operand's buffer
+  Alias,     // a buffer view (isBufferView): its operand's buffer
   Constant,  // kiln.constant: the next entry of the constants array
   Kernel,    // call of a fusion kernel: compiled code
   Runtime,   // anything else: kiln_rt_host_op with the next number

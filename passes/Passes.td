@@ -74,8 +74,10 @@ def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "ModuleOp"> {
   let description = [{
     Plans one arena per outlined function (kernels and functions that still
     hold fusions or library ops are left alone). Every tensor an op of the
-    host schedule produces gets a buffer, except constants, reshapes (which
-    alias their operand and extend its lifetime), results returned as
+    host schedule produces gets a buffer, except constants, buffer views
+    (reshapes, and transposes only library kernels read, which the runtime
+    passes as strided views; they alias their operand and extend its
+    lifetime), results returned as
     `kiln.output` (handed to the caller: offset -1) and state updates that
     can be written in place into their state argument (offset -2: the state
     is not read after the update's producer, and a producer that reads it
@@ -184,8 +186,9 @@ def KilnLowerHostPass : Pass<"kiln-lower-host", "ModuleOp"> {
     pointers, the first four to arrays of buffer pointers (arguments in order,
     results in order, the arena, constants in block order). Values live where
     kiln-plan-memory put them: the arena at their offset, the caller's result
-    buffer (-1) or the state argument they update (-2); a reshape is its
-    operand's buffer. A call to a fusion kernel becomes an `llvm.call` with
+    buffer (-1) or the state argument they update (-2); a buffer view (a
+    reshape, a transpose only library kernels read) is its operand's
+    buffer. A call to a fusion kernel becomes an `llvm.call` with
     one pointer per operand and then per result; every other op (library
     kernels, data movement, rng, callbacks) becomes
     `kiln_rt_host_op(%runtime, <n>, operands, results)`, numbered in block

@@ -31,16 +31,20 @@ std::optional<int64_t> plannableBytes(Type type) {
   return byteSize(tensor);
 }
 
-// The value whose memory `v` is: reshapes are views of their operand.
+// The value whose memory `v` is: buffer views (isBufferView) are views of
+// their operand.
 Value rootOf(Value v) {
-  while (auto reshape = v.getDefiningOp<ReshapeOp>())
-    v = reshape.getX();
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isBufferView(def))
+      break;
+    v = def->getOperand(0);
+  }
   return v;
 }
 
 // Ops whose results are views or need no memory of the schedule's own.
 bool producesNothing(Operation &op) {
-  return op.hasTrait<OpTrait::ConstantLike>() || isa<ReshapeOp>(op) ||
+  return op.hasTrait<OpTrait::ConstantLike>() || isBufferView(&op) ||
          op.hasTrait<OpTrait::IsTerminator>();
 }
 
@@ -193,8 +197,8 @@ private:
       Value view = views.pop_back_val();
       for (OpOperand &use : view.getUses()) {
         Operation *reader = body.findAncestorOpInBlock(*use.getOwner());
-        if (auto reshape = dyn_cast<ReshapeOp>(reader))
-          views.push_back(reshape.getResult());
+        if (isBufferView(reader))
+          views.push_back(reader->getResult(0));
         else if (reader == producer
                      ? !readsAtSameIndex(producer, use.getOperandNumber(),
                                          update)
@@ -205,13 +209,13 @@ private:
     return true;
   }
 
-  // The block position of the last op using `value` or a reshape of it.
+  // The block position of the last op using `value` or a view of it.
   unsigned lastUse(Value value) {
     unsigned last = position[value.getDefiningOp()];
     for (OpOperand &use : value.getUses()) {
       Operation *user = body.findAncestorOpInBlock(*use.getOwner());
-      last = std::max(last, isa<ReshapeOp>(user) ? lastUse(user->getResult(0))
-                                                 : position[user]);
+      last = std::max(last, isBufferView(user) ? lastUse(user->getResult(0))
+                                               : position[user]);
     }
     return last;
   }

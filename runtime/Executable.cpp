@@ -42,10 +42,15 @@ struct HostOp {
   int64_t callee = -1;  // for kiln.callback
   std::vector<TensorMeta> operands;
   std::vector<TensorMeta> results;
-  // Per operand, the host function's argument it is (-1: a value computed in the call).
-  // Such operands are passed as the caller's tensors, so caches keyed by storage (oneDNN's
-  // reordered weights) hit across calls.
+  // Per operand, the host function's argument it is or views (-1: a value computed in
+  // the call). Such operands are passed as the caller's tensors, so caches keyed by
+  // storage (oneDNN's reordered weights) hit across calls.
   std::vector<int64_t> arguments;
+  // Per operand read through a transpose that kiln-plan-memory left a view
+  // (mlir::kiln::isBufferView): the buffer holds the transpose's operand, of shape
+  // `viewed[i]`, and the op reads it permuted by `permutations[i]`; empty otherwise.
+  std::vector<Shape> viewed;
+  std::vector<Shape> permutations;
   // The op's kernel computes straight into the result buffers (its shape rule gives
   // exactly the results' types), saving a temporary and a copy per call.
   bool intoResults = false;
@@ -253,7 +258,14 @@ HostOp hostOpFor(mlir::Operation* step, const SourceLoc& loc) {
   mlir::Operation* op = computedBy(step);
   HostOp host{where(op), {}, -1, metasOf(step->getOperandTypes()), metasOf(step->getResultTypes())};
   for (mlir::Value operand : step->getOperands()) {
-    auto argument = llvm::dyn_cast<mlir::BlockArgument>(operand);
+    auto transpose = operand.getDefiningOp<mlir::kiln::TransposeOp>();
+    const bool view = transpose && mlir::kiln::isBufferView(transpose);
+    host.viewed.push_back(view ? jit::metaFor(transpose.getX().getType()).shape : Shape{});
+    host.permutations.push_back(view ? Shape(transpose.getPermutation().begin(),
+                                             transpose.getPermutation().end())
+                                     : Shape{});
+    mlir::Value buffer = view ? transpose.getX() : operand;
+    auto argument = llvm::dyn_cast<mlir::BlockArgument>(buffer);
     host.arguments.push_back(argument && argument.getOwner() == step->getBlock()
                                  ? int64_t(argument.getArgNumber())
                                  : -1);
@@ -470,8 +482,11 @@ void Executable::runHostOp(int64_t id, void* const* operands, void* const* resul
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const int64_t argument = op.arguments[i];
-    inputs.push_back(argument >= 0 ? arguments[size_t(argument)]
-                                   : from_blob(operands[i], op.operands[i].shape, op.operands[i].dtype));
+    const bool view = !op.permutations[i].empty();
+    Tensor buffer = argument >= 0 ? arguments[size_t(argument)]
+                                  : from_blob(operands[i], view ? op.viewed[i] : op.operands[i].shape,
+                                              op.operands[i].dtype);
+    inputs.push_back(view ? buffer.permute(op.permutations[i]) : buffer);
   }
   if (op.intoResults && !resultsOverlapOperands(op, operands, results)) {
     std::vector<Tensor> outputs;

@@ -225,3 +225,30 @@ func.func private @sgd_kernel_1(%g: tensor<4x4xf32>, %w: tensor<4x4xf32>) -> ten
   %1 = kiln.sub %w, %0 : tensor<4x4xf32>
   return %1 : tensor<4x4xf32>
 }
+
+// -----
+
+// A transpose only library kernels read is a view: no host op of its own, and the library
+// call gets its operand's pointer (the runtime reads it permuted). The matmul is host op 0.
+// CHECK-LABEL: llvm.func @kiln_view(
+// CHECK-SAME:    %[[ARGS:[^:]*]]: !llvm.ptr, %[[RESULTS:[^:]*]]: !llvm.ptr, %[[ARENA:[^:]*]]: !llvm.ptr, %[[CONSTS:[^:]*]]: !llvm.ptr, %[[RT:[^:]*]]: !llvm.ptr)
+// CHECK:         %[[WS:.*]] = llvm.getelementptr %[[ARGS]][1]
+// CHECK-NEXT:    %[[W:.*]] = llvm.load %[[WS]]
+// CHECK:         %[[ID0:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK:         llvm.store %[[W]], %{{.*}} : !llvm.ptr, !llvm.ptr
+// CHECK:         llvm.call @kiln_rt_host_op(%[[RT]], %[[ID0]], %{{.*}}, %{{.*}})
+// CHECK-NOT:     kiln_rt_host_op
+// CHECK:         llvm.return
+func.func @view(%x: tensor<4x8xf32> {kiln.input = 0 : i64}, %w: tensor<4x8xf32> {kiln.state = "w"})
+    -> (tensor<4x4xf32> {kiln.output = 0 : i64})
+    attributes {kiln.arena_bytes = 0 : i64, kiln.naive_bytes = 0 : i64} {
+  %t = kiln.transpose %w, permutation = [1, 0] : tensor<4x8xf32>
+  %mm = call @view_kernel_0(%x, %t) {kiln.offsets = array<i64: -1>}
+      : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+  return %mm : tensor<4x4xf32>
+}
+func.func private @view_kernel_0(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<4x4xf32>
+    attributes {kiln.kernel = "library"} {
+  %0 = kiln.matmul %a, %b : tensor<4x8xf32>, tensor<8x4xf32>
+  return %0 : tensor<4x4xf32>
+}

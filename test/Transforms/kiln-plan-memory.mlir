@@ -4,8 +4,8 @@
 // RUN: kiln-opt %s --kiln-fuse --kiln-outline-kernels --kiln-plan-memory | FileCheck %s --check-prefix=MLP
 
 // kiln-plan-memory: one arena per host schedule. Every tensor a host op produces gets a
-// byte offset (`kiln.offsets`, one per result), except constants, reshapes (views of their
-// operand), outputs (-1: the caller's memory) and state updates written in place (-2).
+// byte offset (`kiln.offsets`, one per result), except constants, reshapes and transposes
+// only library kernels read (views of their operand), outputs (-1: the caller's memory) and state updates written in place (-2).
 // Buffers whose lifetimes (producer to last use, in block order) overlap never share bytes.
 // The first RUN line also checks each function's report remark.
 
@@ -125,6 +125,30 @@ func.func @reshape_alias(%x: tensor<4x4xf32> {kiln.input = 0 : i64})
   %b = call @neg(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32>
   %c = call @neg(%b) : (tensor<4x4xf32>) -> tensor<4x4xf32>
   %d = call @add(%r, %c) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %d : tensor<4x4xf32>
+}
+
+// A transpose read only by library kernels is a view too (the runtime hands the library a
+// strided view of its operand): no buffer, no offsets, and its operand lives until the
+// last library call reads it, so %b cannot take %a's bytes (%u can, after). A transpose a
+// fusion reads is computed into a buffer of its own.
+// CHECK-LABEL: func.func @transpose_view(
+// CHECK-SAME:    attributes {kiln.arena_bytes = 192 : i64, kiln.naive_bytes = 256 : i64}
+// CHECK:         %[[A:.*]] = call @neg(%{{.*}}) {kiln.offsets = array<i64: 0>}
+// CHECK-NEXT:    %[[T:.*]] = kiln.transpose %[[A]], permutation = [1, 0] : tensor<4x4xf32>
+// CHECK-NEXT:    %[[B:.*]] = call @neg(%{{.*}}) {kiln.offsets = array<i64: 64>}
+// CHECK-NEXT:    %[[M:.*]] = call @mm(%[[B]], %[[T]]) {kiln.offsets = array<i64: 128>}
+// CHECK-NEXT:    %[[U:.*]] = kiln.transpose %[[M]], permutation = [1, 0] {kiln.offsets = array<i64: 0>}
+// CHECK-NEXT:    call @add(%[[U]], %[[M]]) {kiln.offsets = array<i64: -1>}
+// expected-remark@+1 {{arena: 192 bytes for 4 buffers (256 without reuse), 0 state updates in place}}
+func.func @transpose_view(%x: tensor<4x4xf32> {kiln.input = 0 : i64})
+    -> (tensor<4x4xf32> {kiln.output = 0 : i64}) {
+  %a = call @neg(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %t = kiln.transpose %a, permutation = [1, 0] : tensor<4x4xf32>
+  %b = call @neg(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %m = call @mm(%b, %t) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %u = kiln.transpose %m, permutation = [1, 0] : tensor<4x4xf32>
+  %d = call @add(%u, %m) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %d : tensor<4x4xf32>
 }
 
