@@ -428,7 +428,32 @@ void Executable::giveBack(std::unique_ptr<Arena> arena) const {
   arenas_.push_back(std::move(arena));
 }
 
-std::vector<Tensor> Executable::run(std::span<const Tensor> arguments, const SourceLoc& loc) const {
+namespace {
+
+// Whether `buffer` can take a result of type `meta`: contiguous, of that type, and in no
+// argument's storage (the program may still read the arguments while writing results).
+bool reusable(const Tensor& buffer, const TensorMeta& meta, std::span<const Tensor> arguments) {
+  if (!buffer.defined() || !hasMeta(buffer, meta) || !buffer.is_contiguous() ||
+      !buffer.impl()->storage)
+    return false;
+  return std::none_of(arguments.begin(), arguments.end(), [&](const Tensor& a) {
+    return a.impl()->storage == buffer.impl()->storage;
+  });
+}
+
+// Compiled code wrote `t` behind the dispatcher's back: bump its version as an eager
+// in-place op would, so caches keyed by version (oneDNN's reordered weights) and
+// autograd's saved-tensor checks see the write.
+void markWritten(const Tensor& t) {
+  TensorImpl& impl = *t.impl();
+  ++impl.version;
+  if (impl.storage) impl.storage->bumpVersion();
+}
+
+}  // namespace
+
+std::vector<Tensor> Executable::run(std::span<const Tensor> arguments, const SourceLoc& loc,
+                                    std::span<const Tensor> reuse) const {
   constexpr std::string_view kOp = "run compiled";
   if (arguments.size() != arguments_.size())
     throw Error::make(loc, kOp, "@", name_, " takes ", arguments_.size(), " arguments but was given ",
@@ -446,15 +471,18 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> arguments, const Sou
   }
   std::vector<Tensor> results;
   std::vector<void*> resultPointers;
+  std::vector<bool> reused(results_.size(), false);
   for (size_t k = 0; k < results_.size(); ++k) {
     int64_t state = inPlaceArgument_[k];
     if (state >= 0 && !arguments[size_t(state)].is_contiguous())
       throw Error::make(loc, kOp, "@", name_, " updates argument ", state,
                         " in place, which must be contiguous");
+    reused[k] = state < 0 && k < reuse.size() && reusable(reuse[k], results_[k], arguments);
     // Not zero-filled (empty() is): the program writes every element of its results.
     results.push_back(state >= 0 ? arguments[size_t(state)]
-                                 : detail::emptyTensor(results_[k].shape, results_[k].dtype, kCPU,
-                                                       /*placeholder=*/false, loc));
+                      : reused[k] ? reuse[k]
+                                  : detail::emptyTensor(results_[k].shape, results_[k].dtype,
+                                                        kCPU, /*placeholder=*/false, loc));
     resultPointers.push_back(results.back().rawData());
   }
   NoGradGuard noGrad;
@@ -464,15 +492,8 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> arguments, const Sou
   entry_(argumentPointers.data(), resultPointers.data(), arena->data, constantPointers_.data(), &context);
   giveBack(std::move(arena));
   if (context.error) std::rethrow_exception(context.error);
-  // Compiled code wrote these states behind the dispatcher's back: bump their versions as
-  // an eager in-place op would, so caches keyed by version (oneDNN's reordered weights)
-  // and autograd's saved-tensor checks see the write.
   for (size_t k = 0; k < results.size(); ++k)
-    if (inPlaceArgument_[k] >= 0) {
-      TensorImpl& state = *results[k].impl();
-      ++state.version;
-      if (state.storage) state.storage->bumpVersion();
-    }
+    if (inPlaceArgument_[k] >= 0 || reused[k]) markWritten(results[k]);
   return results;
 }
 

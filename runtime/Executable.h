@@ -46,9 +46,12 @@ class Executable {
   // Runs the program on `arguments` (in order and typed as interpret() takes them) and
   // returns its results in order. A state update written in place is returned as that
   // state argument itself. Each call has its own arena, so calls from several threads
-  // at once are safe.
+  // at once are safe. `reuse[k]`, where defined, is memory the caller gives up for result
+  // k (last step's gradient, say): the result is written into it and it is returned, if it
+  // is contiguous, of result k's type and shares no storage with an argument.
   std::vector<Tensor> run(std::span<const Tensor> arguments,
-                          const SourceLoc& loc = SourceLoc::current()) const;
+                          const SourceLoc& loc = SourceLoc::current(),
+                          std::span<const Tensor> reuse = {}) const;
 
   // Bytes of the arena each call uses (the memory plan's peak).
   int64_t arenaBytes() const { return arenaBytes_; }

@@ -193,11 +193,27 @@ struct TracedCore::Impl {
       arguments.push_back(s);
     }
     std::vector<Tensor> results =
-        entry.executable ? entry.executable->run(arguments, loc)
+        entry.executable ? entry.executable->run(arguments, loc, recyclableGrads(rec))
                          : interp::interpretVerified(func, arguments, rec.callbacks.get());
     writeBack(rec, arguments, results);
     results.resize(rec.numOutputs);
     return results;
+  }
+
+  // Per result of `rec`, the memory a compiled run may write it into: for a result that
+  // becomes state k's new .grad, the old .grad when nothing but state k holds it (eager
+  // code would free it at zero_grad() and allocate the new one). Writing there keeps the
+  // step's peak memory at one set of gradients and saves the fresh pages.
+  static std::vector<Tensor> recyclableGrads(const Recording& rec) {
+    std::vector<Tensor> reuse(rec.numOutputs + rec.updatedState.size() + rec.gradOf.size());
+    size_t at = rec.numOutputs + rec.updatedState.size();
+    for (size_t k : rec.gradOf) {
+      const std::shared_ptr<TensorImpl>& grad = rec.state[k].impl()->grad;
+      if (grad && grad.use_count() == 1 && grad->storage && grad->storage.use_count() == 1)
+        reuse[at] = Tensor(grad);
+      ++at;
+    }
+    return reuse;
   }
 
   // Applies what a run wrote besides its outputs: state updates in place, fresh .grad

@@ -14,6 +14,8 @@
 #include "kiln/core/Functional.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
+#include "kiln/nn/Modules.h"
+#include "kiln/optim/SGD.h"
 #include "test/unit/frontend/core/ExpectError.h"
 #include "test/unit/jit/TraceTestSupport.h"
 
@@ -341,6 +343,37 @@ TEST(TraceTest, TracesCompileByDefault) {
   EXPECT_THAT(byDefault, ::testing::ContainsRegex("kiln: (compiled|loaded) @main"));
   EXPECT_THAT(compiledLog("INTERP"), ::testing::Not(HasSubstr("@main")));
   unsetenv("KILN_LOG");
+}
+
+// A compiled training step writes the new gradients into the old ones when nothing but
+// the parameter holds them (eager code would free them at zero_grad), and leaves alone a
+// gradient the caller kept.
+TEST(TraceTest, CompiledStepsReuseGradientsNobodyElseHolds) {
+  unsetenv("KILN_JIT_BACKEND");
+  manual_seed(0);
+  nn::Linear layer(4, 3);
+  optim::SGD opt(layer->parameters(), optim::SGDOptions(0.1));
+  auto step = jit::trace([&](Tensor x) {
+    Tensor loss = sum(layer->forward(x));
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    return loss;
+  });
+  Tensor x = randn({2, 4});
+  for (int i = 0; i < 3; ++i) step(x);  // warm-up, record, run compiled
+  const void* gradient = layer->weight.grad().rawData();
+  step(x);
+  EXPECT_EQ(layer->weight.grad().rawData(), gradient);
+  EXPECT_TRUE(sameBits(layer->weight.grad(), matmul(ones({3, 2}), x)));
+
+  Tensor kept = layer->weight.grad();
+  Tensor before = kept.clone();
+  Tensor other = randn({2, 4});
+  step(other);
+  EXPECT_NE(layer->weight.grad().rawData(), kept.rawData());
+  EXPECT_TRUE(sameBits(kept, before));
+  EXPECT_TRUE(sameBits(layer->weight.grad(), matmul(ones({3, 2}), other)));
 }
 
 TEST(TraceTest, PlaceholdersThatEscapeATraceAreErrorsInTheNext) {
