@@ -99,14 +99,32 @@ TEST(ExecutableCacheTest, KilnDumpIrWritesEveryStage) {
   EXPECT_NE(text.find("define void @kiln_main"), std::string::npos);
 }
 
+// The runtime's lowered IR for `source` (its KILN_DUMP_IR "-lowered.mlir" file).
+std::string loweredIrOf(const char* source, const std::string& name) {
+  const std::string dir = freshDirectory(name);
+  setenv("KILN_DUMP_IR", dir.c_str(), 1);
+  compile(source, DiskCache(""));
+  unsetenv("KILN_DUMP_IR");
+  for (const auto& f : std::filesystem::directory_iterator(dir))
+    if (f.path().string().ends_with("-lowered.mlir")) {
+      std::ifstream in(f.path());
+      return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }
+  return "";
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // A fused elementwise kernel computes straight into the buffer the host planned for its
 // result: no allocation and no copy in the lowered code. (The runtime's context has only
 // the external models the pipeline registers; with a missing one, bufferization fell
 // back to a temporary and a copy that no pass reported.)
 TEST(ExecutableCacheTest, FusedKernelsWriteStraightIntoTheirResults) {
-  const std::string dir = freshDirectory("in-place");
-  setenv("KILN_DUMP_IR", dir.c_str(), 1);
-  compile(R"mlir(
+  const std::string text = loweredIrOf(R"mlir(
 func.func @main(%x: tensor<64x128xf32> {kiln.input = 0 : i64}, %b: tensor<128xf32> {kiln.input = 1 : i64})
     -> (tensor<64x128xf32> {kiln.output = 0 : i64}) {
   %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [64, 128] : tensor<128xf32>
@@ -114,17 +132,23 @@ func.func @main(%x: tensor<64x128xf32> {kiln.input = 0 : i64}, %b: tensor<128xf3
   %t = kiln.tanh %a : tensor<64x128xf32>
   return %t : tensor<64x128xf32>
 }
-)mlir", DiskCache(""));
-  unsetenv("KILN_DUMP_IR");
-  std::string lowered;
-  for (const auto& f : std::filesystem::directory_iterator(dir))
-    if (f.path().string().ends_with("-lowered.mlir")) lowered = f.path();
-  ASSERT_FALSE(lowered.empty());
-  std::ifstream in(lowered);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+)mlir", "in-place");
   EXPECT_NE(text.find("llvm.func @main_kernel_0"), std::string::npos);
   EXPECT_EQ(text.find("@malloc"), std::string::npos) << text;
   EXPECT_EQ(text.find("memcpy"), std::string::npos) << text;
+}
+
+// Scratch a kernel allocates (a sum's f64 accumulators) is freed before it returns, also
+// in the runtime's context (whose deallocation models the pipeline must register).
+TEST(ExecutableCacheTest, KernelScratchIsFreed) {
+  const std::string text = loweredIrOf(R"mlir(
+func.func @main(%x: tensor<64x128xf32> {kiln.input = 0 : i64}) -> (tensor<64xf32> {kiln.output = 0 : i64}) {
+  %s = kiln.reduce sum %x, dims = [1] : tensor<64x128xf32>
+  return %s : tensor<64xf32>
+}
+)mlir", "scratch");
+  EXPECT_GE(count(text, "llvm.call @malloc("), 1u) << text;
+  EXPECT_EQ(count(text, "llvm.call @malloc("), count(text, "llvm.call @free(")) << text;
 }
 
 TEST(ExecutableCacheTest, AFailingPassNamesItselfAndItsIr) {
