@@ -22,6 +22,7 @@ namespace {
 enum class Role {
   Barrier,      // never fused: library ops, data movement, rng, callbacks, fusions
   Elementwise,  // producer or root
+  Transpose,    // producer only: read through permuted indices by its consumers
   Reduction,    // root only: a group ends at its reduction
   Constant,     // splat constants are copied into every group using them
 };
@@ -35,6 +36,12 @@ Role roleOf(Operation *op) {
     return Role::Reduction;
   if (op->hasTrait<OpTrait::Elementwise>() || isa<BroadcastInDimOp>(op))
     return Role::Elementwise;
+  // A transpose joins the group of a consumer, which then reads the transpose's operand
+  // in permuted order: the same strided reads a transposing copy makes, without writing
+  // the copy and reading it back. It never starts a group: one whose users are all
+  // library kernels stays a host op that kiln-plan-memory makes a view.
+  if (isa<TransposeOp>(op))
+    return Role::Transpose;
   return Role::Barrier;
 }
 
@@ -50,7 +57,7 @@ bool isSplatConstant(Operation *op) {
 bool isCheap(Operation *op) {
   return isa<AbsOp, AddOp, AndOp, BroadcastInDimOp, CompareOp, ConvertOp,
              MaxOp, MinOp, MulOp, NegOp, NotOp, OrOp, ReluOp, SelectOp,
-             SubOp>(op) ||
+             SubOp, TransposeOp>(op) ||
          isSplatConstant(op);
 }
 

@@ -19,8 +19,10 @@ def KilnFusePass : Pass<"kiln-fuse", "func::FuncOp"> {
     only ends a group: it can be a root, never a producer. A producer that is
     cheap to recompute (no transcendental, no division) and is also needed
     before the root is duplicated into the group; splat constants always are.
-    Library ops (matmul, conv2d, pool2d), data movement (reshape, transpose,
-    slice, concat, gather), rng and callbacks are never fused. A group stops
+    A transpose joins the group of a consumer (which then reads its operand
+    in permuted order) but never starts a group. Library ops (matmul, conv2d,
+    pool2d), other data movement (reshape, slice, concat, gather), rng and
+    callbacks are never fused. A group stops
     before it would take more than `max-inputs` inputs.
 
     With `report`, every group gets a remark on its root listing its size and,

@@ -42,6 +42,9 @@ void buildCpuPlanningPipeline(OpPassManager &pm) {
 // JitEngine) widens the innermost loops; see docs/ARCHITECTURE.md.
 static void buildKernelLoweringPipeline(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createKilnConvertToLinalgPass());
+  // Elementwise fusion merges linalg.generic ops only: a transpose in a fusion must be a
+  // generic with a permuted map to merge with its producers and consumers.
+  pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -177,3 +177,37 @@ func.func @bounded(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> t
   %1 = kiln.mul %0, %c : tensor<4xf32>
   return %1 : tensor<4xf32>
 }
+
+// -----
+
+// A transpose joins its consumer's group, which reads the transpose's operand in permuted
+// order (the one-hot of a gather's gradient, built transposed in one kernel). A transpose
+// only a library op reads starts no group: it stays outside, for kiln-plan-memory to make
+// a view.
+// CHECK-LABEL: func.func @transpose_producer(
+// CHECK-SAME:      %[[I:.*]]: tensor<4x1xi64>, %[[C:.*]]: tensor<6xi64>, %[[W:.*]]: tensor<3x4xf32>
+// CHECK-NEXT:    %[[HOT:.*]] = kiln.fusion(%[[I]], %[[C]]) : (tensor<4x1xi64>, tensor<6xi64>) -> tensor<6x4xf32>
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      kiln.broadcast_in_dim
+// CHECK-NEXT:      kiln.broadcast_in_dim
+// CHECK-NEXT:      kiln.compare eq
+// CHECK-NEXT:      kiln.convert
+// CHECK-NEXT:      kiln.transpose
+// CHECK-NEXT:      kiln.neg
+// CHECK-NEXT:      kiln.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[WT:.*]] = kiln.transpose %[[W]], permutation = [1, 0]
+// CHECK-NEXT:    kiln.matmul %[[HOT]], %{{.*}}
+func.func @transpose_producer(%i: tensor<4x1xi64>, %c: tensor<6xi64>, %w: tensor<3x4xf32>)
+    -> tensor<6x4xf32> {
+  %ib = kiln.broadcast_in_dim %i, dims = [0, 1], shape = [4, 6] : tensor<4x1xi64>
+  %cb = kiln.broadcast_in_dim %c, dims = [1], shape = [4, 6] : tensor<6xi64>
+  %eq = kiln.compare eq, %ib, %cb : tensor<4x6xi64>
+  %hot = kiln.convert %eq : tensor<4x6xi1> to f32
+  %t = kiln.transpose %hot, permutation = [1, 0] : tensor<4x6xf32>
+  %n = kiln.neg %t : tensor<6x4xf32>
+  %wt = kiln.transpose %w, permutation = [1, 0] : tensor<3x4xf32>
+  %mm = kiln.matmul %n, %wt : tensor<6x4xf32>, tensor<4x3xf32>
+  %r = kiln.matmul %mm, %w : tensor<6x3xf32>, tensor<3x4xf32>
+  return %r : tensor<6x4xf32>
+}
