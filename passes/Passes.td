@@ -44,7 +44,10 @@ def KilnSimplifyPass : Pass<"kiln-simplify", "func::FuncOp"> {
     simplifications that are not canonical forms: transposes and reshapes
     sink below the elementwise unary ops that consume them (so chains of
     elementwise ops meet and transposes meet and cancel), `x - neg(y)` becomes
-    `x + y` and `x + neg(y)` becomes `x - y`. Then it removes common
+    `x + y` and `x + neg(y)` becomes `x - y`, a transpose of a matmul
+    operand's last two dims folds into its transpose_a/transpose_b flag, and a
+    transposed matmul becomes the product of its operands swapped
+    ((AB)^T = B^T A^T). Then it removes common
     subexpressions, and repeats both until nothing changes.
   }];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];

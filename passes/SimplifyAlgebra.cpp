@@ -102,6 +102,55 @@ struct SubOfNeg : OpRewritePattern<SubOp> {
   }
 };
 
+// Whether `transpose` swaps the last two dims and keeps the others (batch) in place:
+// the transpose a matmul's transpose_a/transpose_b flags express.
+bool swapsLastTwo(TransposeOp transpose) {
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  int64_t n = perm.size();
+  if (n < 2 || perm[n - 2] != n - 1 || perm[n - 1] != n - 2)
+    return false;
+  for (int64_t i = 0; i < n - 2; ++i)
+    if (perm[i] != i)
+      return false;
+  return true;
+}
+
+// matmul(transpose(x), b) -> matmul(x, b) transpose_a (and likewise for b): the
+// library reads x in either order, so no transposed copy is needed.
+struct MatmulOfTranspose : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto ta = op.getA().getDefiningOp<TransposeOp>();
+    auto tb = op.getB().getDefiningOp<TransposeOp>();
+    bool foldA = ta && swapsLastTwo(ta), foldB = tb && swapsLastTwo(tb);
+    if (!foldA && !foldB)
+      return failure();
+    rewriter.replaceOpWithNewOp<MatmulOp>(
+        op, op.getType(), foldA ? ta.getX() : op.getA(),
+        foldB ? tb.getX() : op.getB(), op.getTransposeA() != foldA,
+        op.getTransposeB() != foldB);
+    return success();
+  }
+};
+
+// transpose(matmul(a, b)) -> matmul(b, a) with both operands read transposed
+// ((AB)^T = B^T A^T), when the transpose is the product's only user: the product
+// is then computed in the layout its users read (a weight gradient straight into
+// the .grad buffer, rather than a copy of it transposed).
+struct TransposeOfMatmul : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto mm = op.getX().getDefiningOp<MatmulOp>();
+    if (!mm || !mm->hasOneUse() || !swapsLastTwo(op))
+      return failure();
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), mm.getB(), mm.getA(),
+                                          !mm.getTransposeB(), !mm.getTransposeA());
+    return success();
+  }
+};
+
 struct KilnSimplifyPass : impl::KilnSimplifyPassBase<KilnSimplifyPass> {
   LogicalResult initialize(MLIRContext *context) override {
     RewritePatternSet set(context);
@@ -138,8 +187,8 @@ struct KilnSimplifyPass : impl::KilnSimplifyPassBase<KilnSimplifyPass> {
 } // namespace
 
 void populateSimplifyAlgebraPatterns(RewritePatternSet &patterns) {
-  patterns.add<AddOfNeg, SinkLayoutBelowElementwise, SubOfNeg>(
-      patterns.getContext());
+  patterns.add<AddOfNeg, MatmulOfTranspose, SinkLayoutBelowElementwise, SubOfNeg,
+               TransposeOfMatmul>(patterns.getContext());
 }
 
 } // namespace mlir::kiln

@@ -94,3 +94,31 @@ func.func @what_stays(%x: tensor<6xf32>, %y: tensor<3x2xf32>)
   %m = kiln.mul %a, %t : tensor<2x3xf32>
   return %n, %m : tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// -----
+
+// Transposes of the last two dims fold into matmul's transpose flags: the weight of a
+// linear layer is read transposed, not copied, and a transposed product is computed as the
+// product of the operands swapped ((AB)^T = B^T A^T), here a weight gradient dy^T x, with
+// the two transposes around it gone.
+// CHECK-LABEL: func.func @matmul_transposes(
+// CHECK-SAME:      %[[X:.*]]: tensor<8x4xf32>, %[[W:.*]]: tensor<3x4xf32>, %[[DY:.*]]: tensor<8x3xf32>, %[[B:.*]]: tensor<2x5x4xf32>, %[[C:.*]]: tensor<5x3x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = kiln.matmul %[[X]], %[[W]] transpose_b : tensor<8x4xf32>, tensor<3x4xf32>
+// CHECK-NEXT:    %[[G:.*]] = kiln.matmul %[[DY]], %[[X]] transpose_a : tensor<8x3xf32>, tensor<8x4xf32>
+// CHECK-NEXT:    %[[BT:.*]] = kiln.transpose %[[B]], permutation = [1, 0, 2]
+// CHECK-NEXT:    %[[P:.*]] = kiln.matmul %[[BT]], %[[C]] transpose_b
+// CHECK-NEXT:    return %[[Y]], %[[G]], %[[P]]
+func.func @matmul_transposes(%x: tensor<8x4xf32>, %w: tensor<3x4xf32>, %dy: tensor<8x3xf32>,
+                             %b: tensor<2x5x4xf32>, %c: tensor<5x3x4xf32>)
+    -> (tensor<8x3xf32>, tensor<3x4xf32>, tensor<5x2x3xf32>) {
+  %wt = kiln.transpose %w, permutation = [1, 0] : tensor<3x4xf32>
+  %y = kiln.matmul %x, %wt : tensor<8x4xf32>, tensor<4x3xf32>
+  %xt = kiln.transpose %x, permutation = [1, 0] : tensor<8x4xf32>
+  %g = kiln.matmul %xt, %dy : tensor<4x8xf32>, tensor<8x3xf32>
+  %gt = kiln.transpose %g, permutation = [1, 0] : tensor<4x3xf32>
+  // A transpose that moves a batch dim is no matmul flag and stays.
+  %bt = kiln.transpose %b, permutation = [1, 0, 2] : tensor<2x5x4xf32>
+  %ct = kiln.transpose %c, permutation = [0, 2, 1] : tensor<5x3x4xf32>
+  %p = kiln.matmul %bt, %ct : tensor<5x2x4xf32>, tensor<5x4x3xf32>
+  return %y, %gt, %p : tensor<8x3xf32>, tensor<3x4xf32>, tensor<5x2x3xf32>
+}
