@@ -2,6 +2,7 @@
 // kiln_rt_host_op entry point through which compiled code runs host ops eagerly.
 #include "runtime/Executable.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
@@ -117,7 +118,7 @@ std::string printed(mlir::Operation* op) {
   return text;
 }
 
-// Writes IR files "<dir>/<function>.<n>-<stage>.mlir": after every stage when
+// Writes IR files "<dir>/<function>.<pid>.<program>.<n>-<stage>.mlir": after every stage when
 // KILN_DUMP_IR=<dir> is set, and the IR a failing pass left behind in any case (to the
 // temporary directory without KILN_DUMP_IR). Files are written atomically.
 class IrDumps {
@@ -145,7 +146,8 @@ class IrDumps {
     std::error_code ignored;
     std::filesystem::create_directories(dir, ignored);
     std::string path = dir + "/" + name_ + "." + std::to_string(::getpid()) + "." +
-                       std::to_string(count_++) + "-" + std::string(stage) + std::string(suffix);
+                       std::to_string(program_) + "." + std::to_string(count_++) + "-" +
+                       std::string(stage) + std::string(suffix);
     io::AtomicFileWriter file(path, "KILN_DUMP_IR", SourceLoc::current());
     file.write(text);
     file.commit();
@@ -154,7 +156,15 @@ class IrDumps {
 
   std::string name_;
   std::string dir_;
+  // Programs compiled in one process often share a function name ("main"): each gets
+  // its own number so their dumps never overwrite each other.
+  uint64_t program_ = nextProgram();
   int count_ = 0;
+
+  static uint64_t nextProgram() {
+    static std::atomic<uint64_t> next{0};
+    return next++;
+  }
 };
 
 // Records the first pass that fails.

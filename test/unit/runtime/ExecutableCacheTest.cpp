@@ -97,6 +97,12 @@ TEST(ExecutableCacheTest, KilnDumpIrWritesEveryStage) {
   std::ifstream llvm(dir + "/" + names[3]);
   std::string text((std::istreambuf_iterator<char>(llvm)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("define void @kiln_main"), std::string::npos);
+
+  // A second program of the same name in the same process writes files of its own.
+  setenv("KILN_DUMP_IR", dir.c_str(), 1);
+  compile(kProgram, DiskCache(""));
+  unsetenv("KILN_DUMP_IR");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 8);
 }
 
 // The runtime's lowered IR for `source` (its KILN_DUMP_IR "-lowered.mlir" file).
