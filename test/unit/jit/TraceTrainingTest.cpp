@@ -14,6 +14,7 @@
 #include "kiln/jit/Trace.h"
 #include "kiln/nn/Modules.h"
 #include "kiln/optim/Adam.h"
+#include "kiln/optim/LRScheduler.h"
 #include "kiln/optim/SGD.h"
 #include "test/unit/frontend/core/ExpectError.h"
 #include "test/unit/jit/TraceTestSupport.h"
@@ -134,6 +135,35 @@ TEST(TraceTrainingTest, NamedModulesTrainingModeIsPartOfTheKey) {
   model[1]->train();  // mixed: one bit per module, pre-order
   forward(x);
   EXPECT_EQ(forward.num_traces(), 3u);
+}
+
+// A named optimizer's learning rates are part of the key: after a scheduler's step the
+// function records again with the new rate (the same weights as eager training), never
+// runs with the rate baked into the old recording.
+TEST(TraceTrainingTest, NamedOptimizersLearningRateIsPartOfTheKey) {
+  std::vector<Batch> data = batches(4);
+  nn::Sequential eagerModel = makeModel();
+  optim::SGD eagerOpt(eagerModel->parameters(), optim::SGDOptions(0.1));
+  optim::StepLR eagerSchedule(eagerOpt, /*step_size=*/2, /*gamma=*/0.5);
+  nn::Sequential model = makeModel();
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
+  optim::StepLR schedule(opt, /*step_size=*/2, /*gamma=*/0.5);
+  auto trainStep = jit::trace([&](Tensor x, Tensor y) { return step(model, opt, x, y); });
+  trainStep.name_module("model", model).name_optimizer("opt", opt);
+  setenv("KILN_LOG", "retrace", 1);
+  ::testing::internal::CaptureStderr();
+  for (const Batch& b : data) {
+    step(eagerModel, eagerOpt, b.x, b.y);
+    eagerSchedule.step();
+    trainStep(b.x, b.y);
+    schedule.step();
+  }
+  std::string log = ::testing::internal::GetCapturedStderr();
+  unsetenv("KILN_LOG");
+  EXPECT_EQ(trainStep.num_traces(), 2u);  // lr 0.1, then 0.05
+  EXPECT_THAT(log, HasSubstr("(model=train;opt lr=0.1;) → (model=train;opt lr=0.05;)"));
+  for (const auto& [name, p] : model->named_parameters())
+    EXPECT_TRUE(sameBits(p, eagerModel->named_parameters()[name])) << name;
 }
 
 TEST(TraceTrainingTest, TensorsCreatedOnEveryCallAreAnError) {

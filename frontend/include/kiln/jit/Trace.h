@@ -2,6 +2,7 @@
 // program on later calls, as MegEngine's @trace (DESIGN.md §1, §5). No MLIR in this header.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -272,6 +273,10 @@ class Traced {
   // Names an optimizer's per-parameter state (momentum buffers, Adam moments, steps) as
   // "<prefix>.<slot>.<parameter's name>", e.g. opt.momentum_buffer.model.0.weight. Name the
   // modules first; `optimizer` must outlive this traced function.
+  // The learning rates are plain numbers the recording bakes in, so they are part of
+  // the cache key: a changed rate (a scheduler's step) records again instead of running
+  // with the old one, and a rate that changes on every call runs into max_retraces with
+  // an error that says so.
   template <class Optimizer>
   Traced& name_optimizer(const std::string& prefix, const Optimizer& optimizer) {
     core_->addNamer([prefix, &optimizer](detail::NameSink& sink) {
@@ -282,6 +287,15 @@ class Traced {
             for (const auto& [slot, t] : *slots)
               sink.name(t, prefix + "." + slot + "." + (param.empty() ? "?" : param));
           }
+    });
+    core_->addModeProbe(prefix + " lr", [&optimizer] {
+      std::string rates;
+      for (const auto& group : optimizer.param_groups()) {
+        char text[32];
+        auto end = std::to_chars(text, text + sizeof text, group.options().get_lr()).ptr;
+        rates += (rates.empty() ? "" : ",") + std::string(text, end);
+      }
+      return rates;
     });
     return *this;
   }
