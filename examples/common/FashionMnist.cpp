@@ -1,0 +1,128 @@
+#include "examples/common/FashionMnist.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include <unistd.h>
+
+#include "examples/common/ProgressBar.h"
+#include "kiln/core/Autograd.h"
+#include "kiln/core/Ops.h"
+
+namespace kiln::examples {
+
+namespace fs = std::filesystem;
+
+void addTrainingFlags(Flags& flags, TrainingOptions& o, const std::string& lrHelp) {
+  flags.add("data", o.data, "DIR", "directory of the Fashion-MNIST idx files (.gz or plain)");
+  flags.add("epochs", o.epochs, "N", "passes over the training set");
+  flags.add("batch-size", o.batchSize, "N", "training examples per step");
+  flags.add("lr", o.lr, "X", lrHelp, 0.0, 10.0);
+  flags.add("momentum", o.momentum, "X", "SGD momentum", 0.0, 0.999);
+  flags.add("seed", o.seed, "N", "seeds the initial weights and the shuffling");
+}
+
+void addLimitFlag(Flags& flags, TrainingOptions& o) {
+  flags.add("limit", o.limit, "N", "use only the first N training and N test examples", "all");
+}
+
+void requireParentDirectory(Flags& flags, const std::string& flag, const std::string& path) {
+  // What is written comes after training: a path that cannot be written should fail first.
+  if (fs::path dir = fs::absolute(path).parent_path(); !fs::is_directory(dir))
+    flags.fail("--" + flag + ": " + dir.string() + " is not a directory");
+}
+
+int runProgram(const char* program, const std::function<int()>& body) {
+  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir && chdir(dir) != 0) {
+    std::perror(dir);
+    return 1;
+  }
+  try {
+    return body();
+  } catch (const std::exception& e) {  // kiln::Error, and the file system's errors
+    std::cerr << program << ": " << e.what() << "\n";
+    return 1;
+  }
+}
+
+void requireFashionMnist(const std::string& program, const std::string& dir) {
+  for (const char* stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+    if (fs::is_regular_file(fs::path(dir) / stem) ||
+        fs::is_regular_file(fs::path(dir) / (std::string(stem) + ".gz")))
+      continue;
+    std::cerr << program << ": no Fashion-MNIST in " << fs::absolute(dir).string() << " ("
+              << stem
+              << "[.gz] not found); Debian's dataset-fashion-mnist package installs it in "
+                 "/usr/share/datasets/fashion-mnist, or pass --data DIR\n";
+    std::exit(2);
+  }
+}
+
+data::TensorDataset prepareFashionMnist(data::MNIST set, std::optional<int64_t> limit) {
+  Tensor images = set.images();  // shares the storage of `set`, which is ours to change
+  Tensor labels = set.targets();
+  if (limit && *limit < images.size(0)) {
+    images = images.narrow(0, 0, *limit);
+    labels = labels.narrow(0, 0, *limit);
+  }
+  images.sub_(scalar_tensor(0.2860)).div_(scalar_tensor(0.3530));
+  return data::TensorDataset(images.flatten(1), labels);
+}
+
+FashionMnistLoaders loadFashionMnist(const TrainingOptions& o, bool dropLast) {
+  double start = ProgressBar::steadySeconds();
+  FashionMnistLoaders loaders{
+      data::DataLoader(prepareFashionMnist(data::MNIST(o.data, /*train=*/true), o.limit),
+                       {.batch_size = size_t(o.batchSize), .shuffle = true, .seed = o.seed,
+                        .drop_last = dropLast}),
+      data::DataLoader(prepareFashionMnist(data::MNIST(o.data, /*train=*/false), o.limit),
+                       {.batch_size = 1000})};
+  std::printf("Fashion-MNIST from %s: %zu training, %zu test examples (loaded in %.1f s)\n",
+              o.data.c_str(), loaders.train.dataset().size(), loaders.test.dataset().size(),
+              ProgressBar::steadySeconds() - start);
+  return loaders;
+}
+
+nn::Sequential makeMlp() {
+  return nn::Sequential(nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 256), nn::ReLU(),
+                        nn::Linear(256, 10));
+}
+
+std::string Accuracy::text() const {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f%%", percent());
+  return text;
+}
+
+std::pair<double, double> trainEpoch(const std::function<Tensor(const Tensor&, const Tensor&)>& step,
+                                     data::DataLoader& loader, const std::string& label) {
+  ProgressBar bar(label, int64_t(loader.size()));
+  double lossSum = 0;
+  int64_t steps = 0;
+  for (auto& [x, y] : loader) {
+    lossSum += step(x, y).item<double>();
+    ++steps;
+    char text[32];
+    std::snprintf(text, sizeof text, "loss %.4f", lossSum / double(steps));
+    bar.step(x.size(0), text);
+  }
+  bar.finish();
+  return {lossSum / double(std::max<int64_t>(steps, 1)), bar.samplesPerSecond()};
+}
+
+Accuracy evaluate(const std::function<Tensor(const Tensor&)>& forward, data::DataLoader& loader) {
+  NoGradGuard noGrad;
+  Accuracy acc;
+  for (auto& [x, y] : loader) {
+    Tensor predicted = argmax(forward(x), 1);
+    acc.correct += sum(eq(predicted, y)).item<int64_t>();
+    acc.total += y.size(0);
+  }
+  return acc;
+}
+
+}  // namespace kiln::examples

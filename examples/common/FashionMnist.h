@@ -1,0 +1,80 @@
+// What the Fashion-MNIST examples share: finding and preparing the data, the DESIGN.md §1
+// MLP, and scoring a model on the test set.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "examples/common/Flags.h"
+#include "kiln/core/Tensor.h"
+#include "kiln/data/DataLoader.h"
+#include "kiln/data/MNIST.h"
+#include "kiln/nn/Modules.h"
+
+namespace kiln::examples {
+
+// The flags both Fashion-MNIST programs take, with their defaults.
+struct TrainingOptions {
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  int64_t epochs = 2;
+  int64_t batchSize = 64;
+  double lr = 0.05;
+  double momentum = 0.9;
+  uint64_t seed = 0;
+  std::optional<int64_t> limit;
+};
+// Declares --data, --epochs, --batch-size, --lr (described by `lrHelp`), --momentum and
+// --seed; --limit is declared by addLimitFlag, last, so usage lists it after a
+// program's own flags.
+void addTrainingFlags(Flags& flags, TrainingOptions& o, const std::string& lrHelp);
+void addLimitFlag(Flags& flags, TrainingOptions& o);
+// Exits through `flags` when the directory `path` would be written into does not exist.
+void requireParentDirectory(Flags& flags, const std::string& flag, const std::string& path);
+
+// Runs `program`'s body: first moves to BUILD_WORKING_DIRECTORY (`bazel run` starts
+// programs in their runfiles tree, and relative paths are the user's), then turns an
+// exception into a one-line message and exit status 1.
+int runProgram(const char* program, const std::function<int()>& body);
+
+// Exits with status 2 and a message saying where the data is expected and how to get it
+// (Debian's dataset-fashion-mnist, or --data DIR) when an idx file is missing from `dir`.
+void requireFashionMnist(const std::string& program, const std::string& dir);
+
+// Images as normalized [N, 784] rows beside their labels, cut to the first `limit`
+// examples. Normalized with Fashion-MNIST's mean and std, as torchvision's
+// Normalize((0.2860,), (0.3530,)), once and in place: a per-example transform would repeat
+// the same arithmetic every epoch, and a normalized copy would hold the 188 MB of training
+// images twice.
+data::TensorDataset prepareFashionMnist(data::MNIST set, std::optional<int64_t> limit);
+
+// The training set (shuffled per epoch with o.seed, batches of o.batchSize, the last
+// short batch left out with `dropLast`) and the test set (batches of 1000), each cut to
+// o.limit; prints where they came from, how many examples and how long loading took.
+struct FashionMnistLoaders {
+  data::DataLoader train;
+  data::DataLoader test;
+};
+FashionMnistLoaders loadFashionMnist(const TrainingOptions& o, bool dropLast = false);
+
+// 784-256-256-10 with ReLUs.
+nn::Sequential makeMlp();
+
+struct Accuracy {
+  int64_t correct = 0;
+  int64_t total = 0;
+  double percent() const { return total ? 100.0 * double(correct) / double(total) : 0.0; }
+  std::string text() const;  // "87.70%"
+};
+
+// One pass over `loader`: `step(x, y)` trains on a batch and returns its loss. Shows a
+// progress bar labelled `label`; returns the mean loss and the samples per second.
+std::pair<double, double> trainEpoch(const std::function<Tensor(const Tensor&, const Tensor&)>& step,
+                                     data::DataLoader& loader, const std::string& label);
+
+// How often argmax(forward(x)) is the label, over `loader`, without gradients.
+Accuracy evaluate(const std::function<Tensor(const Tensor&)>& forward, data::DataLoader& loader);
+
+}  // namespace kiln::examples

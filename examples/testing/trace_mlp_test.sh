@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# trace_mlp end to end on a fake dataset: the throughput comparison, training with the
+# traced step (one recording per learning rate), the accuracy of each epoch, and the
+# dumped inference graph reloaded to the same accuracy.
+#   $1: the trace_mlp binary   $2: make_fake_idx
+set -euo pipefail
+program="$PWD/$1"
+make_fake_idx="$PWD/$2"
+
+fail() { echo "FAIL: $*" >&2; echo "--- output:" >&2; cat "$out" >&2; exit 1; }
+
+data="$TEST_TMPDIR/fake-fashion-mnist"
+work="$TEST_TMPDIR/work"
+out="$TEST_TMPDIR/out.txt"
+mkdir -p "$work"
+: >"$out"
+"$make_fake_idx" "$data" 512 300 || fail "make_fake_idx failed"
+
+status=0
+BUILD_WORKING_DIRECTORY="$work" KILN_CACHE_DIR="$TEST_TMPDIR/cache" "$program" --data "$data" \
+  --epochs 2 --limit 256 --batch-size 32 --compare-steps 5 --graph mlp.mlirbc >"$out" 2>&1 ||
+  status=$?
+[[ $status -eq 0 ]] || fail "exit status $status, expected 0"
+
+grep -qx "throughput over 5 steps of batch 32: eager [0-9]* samples/s, traced [0-9]* samples/s ([0-9.]*x)" \
+  "$out" || fail "no eager vs traced throughput line"
+result="train loss [0-9.]*, [0-9]* samples/s, test accuracy [0-9.]*% ([0-9]*/256)"
+grep -qx "epoch 1/2: $result" "$out" || fail "no accuracy line for epoch 1"
+accuracy_line="$(grep -x "epoch 2/2: $result" "$out")" || fail "no accuracy line for epoch 2"
+accuracy="$(sed 's/.*test accuracy \([0-9.]*\)%.*/\1/' <<<"$accuracy_line")"
+awk -v a="$accuracy" 'BEGIN { exit !(a >= 90) }' || fail "accuracy $accuracy% < 90% on fake data"
+# The rate halves after epoch 1: the step is recorded once per rate.
+grep -qx "training step recorded 2 times" "$out" || fail "not one recording per learning rate"
+grep -qx "inference graph dumped to $work/mlp.mlirbc: accuracy traced $accuracy%, reloaded $accuracy% (matches)" \
+  "$out" || fail "the dumped graph does not reload to the accuracy $accuracy%"
+[[ -f $work/mlp.mlirbc ]] || fail "no graph at $work/mlp.mlirbc"
+[[ -z $(find "$work" -name '*.tmp.*') ]] || fail "a temporary file was left in $work"
+
+# Bad flags and missing data: exit status 2 with a message naming the problem.
+status=0
+"$program" --graph /nonexistent/dir/g.mlirbc >"$out" 2>&1 || status=$?
+[[ $status -eq 2 ]] || fail "--graph in a missing directory: exit status $status, expected 2"
+grep -q -- "--graph: /nonexistent/dir is not a directory" "$out" || fail "no message for --graph"
+status=0
+"$program" --data "$TEST_TMPDIR/nothing" >"$out" 2>&1 || status=$?
+[[ $status -eq 2 ]] || fail "missing data: exit status $status, expected 2"
+grep -q "no Fashion-MNIST in" "$out" || fail "no message for missing data"
+echo PASS
