@@ -35,7 +35,9 @@ using RuntimeSymbols = std::vector<std::pair<std::string, void*>>;
 class JitEngine {
  public:
   // Translates `module` (LLVM dialect only) to LLVM IR, optimizes it at O3 for the host
-  // and returns the object file's bytes; the same module always gives the same bytes.
+  // and returns the object file's bytes; the same module always gives the same bytes. A
+  // module of many functions is split and compiled on several threads, and the bytes are
+  // then several objects in one blob, which link() takes apart.
   // Failures are CompileErrors naming `op` and `loc` (the trace that asked). With
   // `optimizedIR`, the LLVM IR after O3 is printed into it (for KILN_DUMP_IR).
   static std::string compileObject(mlir::ModuleOp module, std::string_view op,

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <thread>
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -117,6 +119,36 @@ TEST(HostTargetTest, NamesThisMachine) {
   EXPECT_FALSE(host.triple.empty());
   EXPECT_FALSE(host.cpu.empty());
   EXPECT_NE(host.key().find(host.triple), std::string::npos);
+}
+
+// A module of many functions is compiled in parts on several threads (a private helper
+// shared by functions that may land in different parts included); the parts link into one
+// engine, and compiling stays deterministic.
+TEST_F(JitEngineTest, LargeModulesCompileInPartsAndLinkAsOne) {
+  std::string source = R"mlir(
+llvm.func internal @helper(%x: i64) -> i64 {
+  %c3 = llvm.mlir.constant(3 : i64) : i64
+  %0 = llvm.mul %x, %c3 : i64
+  llvm.return %0 : i64
+}
+)mlir";
+  for (int i = 0; i < 40; ++i)
+    source += "llvm.func @f" + std::to_string(i) + R"mlir((%x: i64) -> i64 {
+  %c = llvm.mlir.constant()mlir" + std::to_string(i) + R"mlir( : i64) : i64
+  %0 = llvm.call @helper(%x) : (i64) -> i64
+  %1 = llvm.add %0, %c : i64
+  llvm.return %1 : i64
+}
+)mlir";
+  std::string object = compile(source.c_str());
+  EXPECT_EQ(object, compile(source.c_str()));
+  if (std::thread::hardware_concurrency() > 1)
+    EXPECT_EQ(object.substr(0, 8), "KILNOBJS") << "compiled in one piece";
+  auto engine = JitEngine::link(object, symbols, "test", SourceLoc::current());
+  for (int i = 0; i < 40; ++i) {
+    auto f = reinterpret_cast<int64_t (*)(int64_t)>(engine->lookup("f" + std::to_string(i)));
+    EXPECT_EQ(f(5), 15 + i) << i;
+  }
 }
 
 }  // namespace
