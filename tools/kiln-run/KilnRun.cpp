@@ -29,11 +29,13 @@ constexpr const char* kUsage =
     "usage: kiln-run MODEL [INPUT.npy ...] [--input NAME=FILE.npy ...] [--output-dir DIR]\n"
     "                [--repeat N [--warmup M]]\n"
     "\n"
-    "Runs MODEL (a graph written by jit::dump, .mlirbc or .mlir) on the reference\n"
-    "interpreter. Inputs are given by name (--input x=x.npy) or, positionally, in the\n"
-    "graph's order. Each output is written to DIR/<name>.npy (DIR is created if needed)\n"
-    "and printed as <name>: <dtype> <shape>. --repeat N times N runs after M warm-up runs\n"
-    "and prints the median and the minimum per run. Exit code 2 on any mistake.\n";
+    "Runs MODEL (a graph written by jit::dump, .mlirbc or .mlir), compiled for this CPU\n"
+    "(KILN_JIT_BACKEND unset or MLIR; graphs with dynamic dims and KILN_JIT_BACKEND=INTERP\n"
+    "run on the reference interpreter). Inputs are given by name (--input x=x.npy) or,\n"
+    "positionally, in the graph's order. Each output is written to DIR/<name>.npy (DIR is\n"
+    "created if needed) and printed as <name>: <dtype> <shape>. --repeat N times N runs\n"
+    "after M warm-up runs and prints the median and the minimum per run. Exit code 2 on\n"
+    "any mistake.\n";
 
 // A mistake on the command line, reported as "kiln-run: <message>".
 class UsageError : public std::runtime_error {

@@ -1,6 +1,7 @@
 // A traced model dumped by jit::dump, printed again by kiln-opt, and run by kiln-run gives
-// the trace's in-process outputs byte for byte (the interpreter is deterministic, and
-// save_npy writes the same header for the same dtype and shape).
+// the trace's in-process outputs byte for byte (both compile the same program the same
+// way, compiled code is deterministic, and save_npy writes the same header for the same
+// dtype and shape).
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: make-traced-model %t
