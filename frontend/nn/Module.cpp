@@ -12,17 +12,25 @@
 
 namespace kiln::nn {
 
-namespace {
+namespace detail {
 
-// "kiln::vision::InvertedResidualImpl" -> "InvertedResidual".
-std::string displayName(const std::type_info& type) {
+std::string unqualifiedTypeName(const std::type_info& type) {
   int status = 0;
   char* demangled = abi::__cxa_demangle(type.name(), nullptr, nullptr, &status);
   std::string full = status == 0 && demangled ? demangled : type.name();
   std::free(demangled);
   size_t scopeEnd = full.find('<');
   size_t lastColon = full.rfind("::", scopeEnd);
-  std::string name = lastColon == std::string::npos ? full : full.substr(lastColon + 2);
+  return lastColon == std::string::npos ? full : full.substr(lastColon + 2);
+}
+
+}  // namespace detail
+
+namespace {
+
+// "kiln::vision::InvertedResidualImpl" -> "InvertedResidual".
+std::string displayName(const std::type_info& type) {
+  std::string name = detail::unqualifiedTypeName(type);
   const std::string impl = "Impl";
   if (name.size() > impl.size() && name.compare(name.size() - impl.size(), impl.size(), impl) == 0)
     name.resize(name.size() - impl.size());
@@ -313,5 +321,39 @@ std::ostream& operator<<(std::ostream& os, const Module& module) {
   module.pretty_print_recursive(os, "");
   return os;
 }
+
+// ---- observing forward calls -------------------------------------------------------------
+
+namespace {
+thread_local ForwardObserver* tForwardObserver = nullptr;
+// The module whose forward call is being reported innermost on this thread.
+thread_local const Module* tReportedModule = nullptr;
+}  // namespace
+
+ForwardObserverGuard::ForwardObserverGuard(ForwardObserver* observer) : previous_(tForwardObserver) {
+  tForwardObserver = observer;
+}
+ForwardObserverGuard::~ForwardObserverGuard() { tForwardObserver = previous_; }
+ForwardObserver* currentForwardObserver() { return tForwardObserver; }
+
+namespace detail {
+
+ForwardScope::ForwardScope(const Module& module, std::span<const Tensor> inputs)
+    : module_(module), outer_(tReportedModule) {
+  if (!tForwardObserver || tReportedModule == &module) return;
+  tForwardObserver->onForwardBegin(module, inputs);
+  observer_ = tForwardObserver;  // only now: a throwing observer leaves nothing to undo
+  tReportedModule = &module;
+}
+
+ForwardScope::~ForwardScope() {
+  if (observer_) tReportedModule = outer_;
+}
+
+void ForwardScope::outputs(std::span<const Tensor> outputs) {
+  if (observer_) observer_->onForwardEnd(module_, outputs);
+}
+
+}  // namespace detail
 
 }  // namespace kiln::nn

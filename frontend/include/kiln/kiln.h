@@ -1,5 +1,5 @@
 // Everything a Kiln program uses, in one include (torch/torch.h's role): the eager core,
-// nn and vision models, optimizers, data loading, checkpoints and jit::trace.
+// nn and vision models, optimizers, data loading, checkpoints, jit::trace and nn::Graph.
 #pragma once
 
 #include "kiln/core/Autograd.h"
@@ -16,6 +16,7 @@
 #include "kiln/io/Npy.h"
 #include "kiln/io/Safetensors.h"
 #include "kiln/jit/Trace.h"
+#include "kiln/nn/Graph.h"
 #include "kiln/nn/Modules.h"
 #include "kiln/optim/Adam.h"
 #include "kiln/optim/LRScheduler.h"

@@ -32,8 +32,10 @@ void SequentialImpl::replaceChild(const std::string& name, std::shared_ptr<Modul
 
 Tensor SequentialImpl::forward(const Tensor& x, const SourceLoc& loc) {
   if (calls_.empty()) throw Error::make(loc, name(), "forward() on an empty Sequential");
+  detail::ForwardScope scope(*this, {&x, 1});  // `model->forward(x)` bypasses the holder
   Tensor y = x;
   for (const auto& call : calls_) y = call(y, loc);
+  scope.outputs({&y, 1});
   return y;
 }
 

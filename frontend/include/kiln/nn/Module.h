@@ -7,7 +7,9 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <string>
+#include <typeinfo>
 #include <type_traits>
 #include <vector>
 
@@ -157,5 +159,57 @@ class Module : public std::enable_shared_from_this<Module> {
 };
 
 std::ostream& operator<<(std::ostream& os, const Module& module);
+
+// ---- observing forward calls -------------------------------------------------------------
+// Told about the forward calls made on its thread through a holder (`model(x)`) or a
+// Sequential (its own forward and its children's): nn::Graph prints each module's inputs
+// and outputs and, under debug(1), reports module by module while it builds. A custom
+// module's forward called directly (`impl->forward(x)`) is not seen; only calls whose
+// arguments and result are Tensors are reported.
+class ForwardObserver {
+ public:
+  virtual ~ForwardObserver() = default;
+  virtual void onForwardBegin(const Module& module, std::span<const Tensor> inputs) = 0;
+  virtual void onForwardEnd(const Module& module, std::span<const Tensor> outputs) = 0;
+};
+
+// Installs `observer` for the current thread; restores the previous one on destruction.
+class ForwardObserverGuard {
+ public:
+  explicit ForwardObserverGuard(ForwardObserver* observer);
+  ~ForwardObserverGuard();
+  ForwardObserverGuard(const ForwardObserverGuard&) = delete;
+  ForwardObserverGuard& operator=(const ForwardObserverGuard&) = delete;
+
+ private:
+  ForwardObserver* previous_;
+};
+
+ForwardObserver* currentForwardObserver();
+
+namespace detail {
+
+// Reports one forward call of `module` to the thread's observer, if any: the inputs now,
+// the outputs when outputs() is called. A call already being reported for the same module
+// (a holder's call that enters Sequential::forward) is reported once.
+class ForwardScope {
+ public:
+  ForwardScope(const Module& module, std::span<const Tensor> inputs);
+  ~ForwardScope();
+  ForwardScope(const ForwardScope&) = delete;
+  ForwardScope& operator=(const ForwardScope&) = delete;
+  void outputs(std::span<const Tensor> outputs);
+
+ private:
+  const Module& module_;
+  ForwardObserver* observer_ = nullptr;  // null: this call is not reported
+  const Module* outer_ = nullptr;        // the module reported before this one
+};
+
+// "kiln::(anonymous namespace)::TrainGraph" -> "TrainGraph": a class's name without its
+// namespaces or enclosing scopes (module and graph names).
+std::string unqualifiedTypeName(const std::type_info& type);
+
+}  // namespace detail
 
 }  // namespace kiln::nn

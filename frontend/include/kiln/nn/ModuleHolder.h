@@ -18,11 +18,33 @@ inline constexpr bool kIsHolderOf = std::is_base_of_v<ModuleHolder<Contained>, s
 // Calls m.forward(args..., loc) where forward takes a location (every built-in module),
 // else m.forward(args...).
 template <class M, class... Args>
-decltype(auto) callForward(M& m, const SourceLoc& loc, Args&&... args) {
+decltype(auto) invokeForward(M& m, const SourceLoc& loc, Args&&... args) {
   if constexpr (requires { m.forward(std::forward<Args>(args)..., loc); })
     return m.forward(std::forward<Args>(args)..., loc);
   else
     return m.forward(std::forward<Args>(args)...);
+}
+
+// invokeForward, reported to the thread's ForwardObserver.
+template <class M, class... Args>
+Tensor observedForward(M& m, const SourceLoc& loc, const Args&... args) {
+  const Tensor inputs[] = {args...};
+  ForwardScope scope(m, inputs);
+  Tensor output = invokeForward(m, loc, args...);
+  scope.outputs({&output, 1});
+  return output;
+}
+
+// The forward call of holders and containers: invokeForward, and when a ForwardObserver
+// is installed and the call maps Tensors to a Tensor, reported to it.
+template <class M, class... Args>
+decltype(auto) callForward(M& m, const SourceLoc& loc, Args&&... args) {
+  using Result = decltype(invokeForward(m, loc, std::forward<Args>(args)...));
+  if constexpr (std::is_same_v<Result, Tensor> &&
+                (std::is_same_v<std::remove_cvref_t<Args>, Tensor> && ...)) {
+    if (currentForwardObserver()) return observedForward(m, loc, args...);
+  }
+  return invokeForward(m, loc, std::forward<Args>(args)...);
 }
 }  // namespace detail
 

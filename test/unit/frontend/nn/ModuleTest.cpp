@@ -1,10 +1,11 @@
 // nn::Module: registration, the tree walks and their names, modes, to(), zero_grad,
-// state_dict / load_state_dict, holders and printing.
+// state_dict / load_state_dict, holders, printing and forward observers.
 #include "kiln/nn/Module.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -357,6 +358,66 @@ TEST(ModuleTest, ApplyVisitsEveryModuleWithItsName) {
   int count = 0;
   net->apply([&](Module&) { ++count; });
   EXPECT_EQ(count, 5);
+}
+
+// Writes down what it is told: "> Linear [2, 4]" on entry, "< Linear [2, 3]" on exit.
+class RecordingObserver final : public ForwardObserver {
+ public:
+  void onForwardBegin(const Module& module, std::span<const Tensor> inputs) override {
+    record(">", module, inputs);
+  }
+  void onForwardEnd(const Module& module, std::span<const Tensor> outputs) override {
+    record("<", module, outputs);
+  }
+  std::vector<std::string> events;
+
+ private:
+  void record(const char* what, const Module& module, std::span<const Tensor> tensors) {
+    using kiln::operator<<;  // Shape's, hidden by nn's
+    std::ostringstream os;
+    os << what << " " << module.name();
+    for (const Tensor& t : tensors) os << " " << t.sizes();
+    events.push_back(os.str());
+  }
+};
+
+TEST(ModuleTest, ForwardObserverSeesHolderAndSequentialCallsOnce) {
+  Sequential model(Linear(4, 3), ReLU());
+  Net net;
+  Tensor x = ones({2, 4});
+  const std::vector<std::string> sequentialCall{"> Sequential [2, 4]", "> Linear [2, 4]",
+                                                "< Linear [2, 3]",     "> ReLU [2, 3]",
+                                                "< ReLU [2, 3]",       "< Sequential [2, 3]"};
+  RecordingObserver observer;
+  {
+    ForwardObserverGuard guard(&observer);
+    EXPECT_EQ(currentForwardObserver(), &observer);
+    model(x);  // the holder's call enters Sequential::forward: reported once
+    EXPECT_EQ(observer.events, sequentialCall);
+    observer.events.clear();
+    model->forward(x);  // Sequential::forward reports itself
+    EXPECT_EQ(observer.events, sequentialCall);
+    observer.events.clear();
+    net->forward(x);  // a custom forward called directly, calling fc1->forward directly
+    EXPECT_THAT(observer.events, ::testing::IsEmpty());
+    net(x);
+    EXPECT_EQ(observer.events, (std::vector<std::string>{"> Net [2, 4]", "< Net [2, 3]"}));
+  }
+  EXPECT_EQ(currentForwardObserver(), nullptr);
+  observer.events.clear();
+  model(x);
+  EXPECT_THAT(observer.events, ::testing::IsEmpty());
+}
+
+TEST(ModuleTest, ForwardObserverAfterAThrowingForward) {
+  Sequential model(Linear(4, 3));
+  RecordingObserver observer;
+  ForwardObserverGuard guard(&observer);
+  EXPECT_THROW(model(ones({2, 5})), ShapeError);
+  EXPECT_EQ(observer.events, (std::vector<std::string>{"> Sequential [2, 5]", "> Linear [2, 5]"}));
+  observer.events.clear();
+  model(ones({2, 4}));  // the unwound calls are not taken for calls in progress
+  EXPECT_EQ(observer.events.size(), 4u);
 }
 
 }  // namespace

@@ -1,0 +1,222 @@
+// nn::Graph's core: registration, one traced program per phase, gradient accumulation
+// and state dicts. Printing and debug output are in GraphPrint.cpp.
+#include "kiln/nn/Graph.h"
+
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "frontend/nn/GraphReporter.h"
+#include "kiln/core/Autograd.h"
+#include "kiln/core/Error.h"
+#include "kiln/core/Ops.h"
+
+namespace kiln::nn {
+
+// ---- GraphConfig -----------------------------------------------------------------------
+
+GraphConfig& GraphConfig::set_gradient_accumulation_steps(int64_t n, const SourceLoc& loc) {
+  checkMutable("set_gradient_accumulation_steps", loc);
+  if (n < 1)
+    throw Error::make(loc, "set_gradient_accumulation_steps",
+                      "the number of steps must be at least 1, got ", n);
+  accumulationSteps_ = n;
+  return *this;
+}
+
+GraphConfig& GraphConfig::allow_fuse_add_to_output(bool on, const SourceLoc& loc) {
+  checkMutable("allow_fuse_add_to_output", loc);
+  fuseAddToOutput_ = on;
+  return *this;
+}
+
+void GraphConfig::checkMutable(std::string_view what, const SourceLoc& loc) const {
+  if (!fixedBy_.empty())
+    throw Error::make(loc, what, "the config of ", fixedBy_, " was fixed by its first call, "
+                      "which traced its programs with it; set it before calling the graph");
+}
+
+// ---- GraphBase: construction and registration --------------------------------------------
+
+namespace {
+
+// "<class>_<k>": k counts the graphs of that class made in this process, as OneFlow's.
+std::string instanceName(const std::string& className) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, int64_t> counts;
+  std::lock_guard lock(mutex);
+  return className + "_" + std::to_string(counts[className]++);
+}
+
+}  // namespace
+
+GraphBase::GraphBase(const std::type_info& type, const SourceLoc& loc)
+    : className_(detail::unqualifiedTypeName(type)),
+      name_(instanceName(className_)),
+      loc_(loc),
+      root_(std::make_shared<Module>(className_)) {}
+
+GraphBase::~GraphBase() = default;
+
+const char* GraphBase::phaseName(Phase phase) {
+  switch (phase) {
+    case Phase::Eval: return "eval";
+    case Phase::Accumulate: return "accumulate";
+    case Phase::Step: return "step";
+  }
+  return "?";
+}
+
+void GraphBase::checkNotBuilt(std::string_view what, const SourceLoc& loc) const {
+  if (hasPrograms())
+    throw Error::make(loc, what, name_, " has been called already and its programs are traced "
+                      "with the modules and optimizers it had then; ", what,
+                      " before its first call");
+}
+
+void GraphBase::checkNewModule(const std::string& name, bool defined, const SourceLoc& loc) const {
+  checkNotBuilt("register_module", loc);
+  if (!defined)
+    throw Error::make(loc, "register_module", "module '", name, "' of ", name_,
+                      " is empty (a holder constructed from nullptr)");
+  if (root_->named_children().contains(name))
+    throw Error::make(loc, "register_module", name_, " already has a module named '", name, "'");
+}
+
+void GraphBase::add_optimizer(std::shared_ptr<optim::Optimizer> optimizer,
+                              std::shared_ptr<optim::LRScheduler> scheduler, const SourceLoc& loc) {
+  checkNotBuilt("add_optimizer", loc);
+  if (!optimizer) throw Error::make(loc, "add_optimizer", "the optimizer is null");
+  for (const OptimizerEntry& entry : optimizers_)
+    if (entry.optimizer == optimizer)
+      throw Error::make(loc, "add_optimizer", "this optimizer was added to ", name_,
+                        " already; each optimizer steps once per update");
+  optimizers_.push_back({std::move(optimizer), std::move(scheduler)});
+  config_.training_ = true;
+}
+
+void GraphBase::debug(int v_level, const SourceLoc& loc) {
+  if (v_level < -1 || v_level > 3)
+    throw Error::make(loc, "debug", "v_level must be -1 (off) or 0 to 3, got ", v_level);
+  debugLevel_ = v_level;
+}
+
+OrderedDict<Tensor> GraphBase::state_dict() const { return root_->state_dict(); }
+
+IncompatibleKeys GraphBase::load_state_dict(const OrderedDict<Tensor>& state, bool strict,
+                                            const SourceLoc& loc) {
+  return root_->load_state_dict(state, strict, loc);
+}
+
+// ---- GraphBase: calls --------------------------------------------------------------------
+
+void GraphBase::setPrograms(size_t arity, bool singleOutput, Program build,
+                            const ProgramFactory& trace) {
+  const int64_t steps = config_.accumulationSteps_;
+  if (steps > 1 && !training())
+    throw Error::make(loc_, name_, "gradient accumulation over ", steps, " calls needs a "
+                      "training graph; add an optimizer with add_optimizer");
+  config_.fixedBy_ = name_;
+  arity_ = arity;
+  singleOutput_ = singleOutput;
+  build_ = std::move(build);
+  if (!training()) {
+    programs_[Phase::Eval] = trace(Phase::Eval);
+    return;
+  }
+  if (steps > 1) programs_[Phase::Accumulate] = trace(Phase::Accumulate);
+  programs_[Phase::Step] = trace(Phase::Step);
+  makeGradientAccumulators();
+}
+
+jit::TraceOptions GraphBase::traceOptions(Phase phase) const {
+  return {.symbolic = true, .name = name_ + "_" + phaseName(phase)};
+}
+
+GraphBase::Phase GraphBase::nextPhase() const {
+  if (!training()) return Phase::Eval;
+  const int64_t steps = config_.accumulationSteps_;
+  return calls_ % steps == steps - 1 ? Phase::Step : Phase::Accumulate;
+}
+
+std::vector<Tensor> GraphBase::call(std::vector<Tensor> inputs) {
+  if (inputs.size() != arity_)
+    throw Error::make(loc_, name_, "called with ", inputs.size(), " tensor(s), but build was "
+                      "traced with ", arity_, " on the first call");
+  const Phase phase = nextPhase();
+  recorded_ = false;
+  std::vector<Tensor> outputs = programs_.at(phase)(inputs);
+  if (recorded_) reportCompiled(phase);
+  afterCall(phase);
+  return outputs;
+}
+
+void GraphBase::afterCall(Phase phase) {
+  if (phase == Phase::Step)
+    for (const OptimizerEntry& entry : optimizers_)
+      if (entry.scheduler) entry.scheduler->step();
+  ++calls_;
+  built_ = true;
+}
+
+std::vector<Tensor> GraphBase::runPhase(Phase phase, std::span<const Tensor> inputs) {
+  Reporter reporter(*this, phase, inputs);
+  recorded_ = true;
+  if (phase != Phase::Eval) clearGradients();
+  std::vector<Tensor> outputs = build_(inputs);
+  if (phase != Phase::Eval) finishTrainingStep(phase);
+  reporter.finish(outputs);
+  return outputs;
+}
+
+// ---- GraphBase: gradients ----------------------------------------------------------------
+
+// Gradient accumulation keeps each optimized parameter's .grad as one tensor for the
+// graph's life, updated in place: a traced program binds state by reference, so an
+// in-place update is what a later call sees, where a fresh .grad each call would leave
+// the program reading the tensor it was traced with.
+void GraphBase::makeGradientAccumulators() {
+  if (config_.accumulationSteps_ == 1) return;
+  NoGradGuard noGrad;
+  std::unordered_set<const TensorImpl*> seen;
+  for (const OptimizerEntry& entry : optimizers_)
+    for (const optim::OptimizerParamGroup& group : entry.optimizer->param_groups())
+      for (const Tensor& param : group.params()) {
+        if (!seen.insert(param.impl()).second) continue;
+        Tensor accumulated = zeros_like(param, loc_);
+        Tensor(param).set_grad(accumulated);
+        accumulators_.emplace_back(param, accumulated);
+      }
+}
+
+// While a training program records, build's backward must find no gradient: one left
+// from an earlier call would be read as state the program was traced with, not the
+// gradient present when it runs again. Backward then leaves each call's own gradient.
+void GraphBase::clearGradients() {
+  for (Tensor& param : root_->parameters()) param.set_grad(Tensor());
+  for (const OptimizerEntry& entry : optimizers_)
+    for (optim::OptimizerParamGroup& group : entry.optimizer->param_groups())
+      for (Tensor& param : group.params()) param.set_grad(Tensor());
+}
+
+// After build: adds this call's gradients, scaled by 1/n, into the accumulators; on an
+// update call, steps the optimizers and clears the gradients, all inside the program.
+void GraphBase::finishTrainingStep(Phase phase) {
+  NoGradGuard noGrad;
+  const double scale = 1.0 / double(config_.accumulationSteps_);
+  for (auto& [param, accumulated] : accumulators_) {
+    Tensor grad = param.grad();
+    // Set first, so the tracer names the accumulator after its parameter (".grad").
+    param.set_grad(accumulated);
+    if (grad.defined()) accumulated.add_(grad, scale, loc_);
+  }
+  if (phase != Phase::Step) return;
+  for (const OptimizerEntry& entry : optimizers_) entry.optimizer->step(nullptr, loc_);
+  if (accumulators_.empty()) {
+    for (const OptimizerEntry& entry : optimizers_) entry.optimizer->zero_grad(true, loc_);
+    return;
+  }
+  for (auto& [param, accumulated] : accumulators_) accumulated.zero_(loc_);
+}
+
+}  // namespace kiln::nn
