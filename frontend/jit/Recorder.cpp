@@ -261,6 +261,10 @@ Recording Recorder::finish(std::vector<Tensor> outputs, const SourceLoc& loc) {
   }
   Recording recording;
   recording.numOutputs = outputs.size();
+  for (size_t k = 0; k < state_.size(); ++k) {
+    recording.gradAtStart.push_back(gradAtStart_[k] ? Tensor(gradAtStart_[k]) : Tensor());
+    recording.gradCleared.push_back(gradCleared_.count(state_[k].impl()) > 0);
+  }
   outputs.clear();  // what is still alive now is held by someone else
 
   for (size_t k = 0; k < state_.size(); ++k) {

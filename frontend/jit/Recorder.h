@@ -45,6 +45,13 @@ struct Recording {
   std::vector<size_t> gradOf;
   // .grad of these state tensors is cleared (zero_grad(set_to_none) with no backward after).
   std::vector<size_t> clearedGrads;
+  // Each state tensor's .grad when the recording started (undefined: none). backward()
+  // adds to an existing gradient and makes a fresh one otherwise, so the recording holds
+  // only while the same gradients exist; one it reads is state, bound by reference.
+  std::vector<Tensor> gradAtStart;
+  // Whether the function cleared state k's .grad itself (zero_grad): then whether one
+  // existed before the call does not matter.
+  std::vector<bool> gradCleared;
   // The host functions of its kiln.callback ops, by callee id.
   std::shared_ptr<interp::CallbackTable> callbacks;
   // Tensors the function created that outlive the call and are not outputs (optimizer
@@ -76,6 +83,7 @@ class Recorder final : public DispatchHook {
   void onOp(const OpCall& call) override;
   void onValueRead(const Tensor& tensor, std::string_view what, const SourceLoc& loc) override;
   void onAlias(const Tensor& source, const Tensor& alias) override;
+  void onGradCleared(const Tensor& leaf) override { gradCleared_.insert(leaf.impl()); }
 
   // Runs an exclude_from_trace body on `inputs` with the hook off and records it as a
   // kiln.callback whose results are its outputs. NeedsValues in a symbolic recording.
@@ -119,6 +127,7 @@ class Recorder final : public DispatchHook {
   std::vector<std::string> stateNames_;
   std::vector<mlir::Value> stateValues_;  // the argument (or constant) each state starts as
   std::vector<std::shared_ptr<TensorImpl>> gradAtStart_;  // each state's .grad when first read
+  std::set<const TensorImpl*> gradCleared_;  // leaves whose .grad the function cleared
   // Results of ops (not in-place writes), by creation order.
   std::unordered_map<const TensorImpl*, std::pair<size_t, std::weak_ptr<TensorImpl>>> created_;
   void noteCreated(const Tensor& tensor);

@@ -107,8 +107,23 @@ struct TracedCore::Impl {
 
   Entry* find(const CallKey& key) {
     for (auto& entry : entries)
-      if (sameKey(entry->key, key)) return entry.get();
+      if (sameKey(entry->key, key) && gradChange(entry->recording).empty()) return entry.get();
     return nullptr;
+  }
+
+  // Which state's .grad exists now and did not when `rec` was recorded, or the other way
+  // round ("" if none): the recording then computes another gradient than eager code
+  // would (backward() adds to an existing .grad, and makes one where there is none).
+  static std::string gradChange(const Recording& rec) {
+    std::string change;
+    for (size_t k = 0; k < rec.state.size() && k < rec.gradAtStart.size(); ++k) {
+      if (rec.gradCleared[k]) continue;  // the function clears it first (zero_grad)
+      const bool now = rec.state[k].impl()->grad != nullptr;
+      if (now != rec.gradAtStart[k].defined())
+        change += (change.empty() ? "" : "; ") + std::string("the .grad of '") +
+                  rec.stateNames[k] + (now ? "' now exists" : "' is gone");
+    }
+    return change;
   }
 
   // Records `body` for `key`; returns the entry and, for a by-value trace, the outputs
@@ -240,7 +255,17 @@ struct TracedCore::Impl {
       taken.push_back(out.impl()->storage.get());
       return out;
     };
-    for (size_t k : rec.gradOf) rec.state[k].impl()->grad = owned(results[at++]).implPtr();
+    for (size_t k : rec.gradOf) {
+      const Tensor& update = results[at++];
+      std::shared_ptr<TensorImpl>& slot = rec.state[k].impl()->grad;
+      // A .grad the recording reads (accumulating into it) is bound by reference: the new
+      // values go into that tensor, so the next call reads them there.
+      if (slot && update.impl() != slot.get() && isState(rec, slot.get())) {
+        Tensor(slot).copy_(update, loc);
+        continue;
+      }
+      slot = owned(update).implPtr();
+    }
     for (size_t k : rec.clearedGrads) rec.state[k].impl()->grad = nullptr;
     for (const Tensor& created : rec.created) {
       Tensor value = owned(results[at++]);
@@ -255,6 +280,28 @@ struct TracedCore::Impl {
       target.strides = value.strides();
       target.offset = value.storage_offset();
     }
+  }
+
+  // After a recording that ran eagerly: backward() replaced a .grad the recording reads
+  // (and so binds by reference) with a fresh tensor; the values go back into the bound
+  // one, which stays the .grad, so the recorded program reads this call's gradient next.
+  static void keepBoundGrads(const Recording& rec) {
+    NoGradGuard noGrad;
+    DispatchHookGuard noHook(nullptr);
+    for (size_t k : rec.gradOf) {
+      if (k >= rec.state.size()) continue;  // capture_as_const: nothing is bound
+      const Tensor& bound = rec.gradAtStart[k];
+      std::shared_ptr<TensorImpl>& slot = rec.state[k].impl()->grad;
+      if (!bound.defined() || !slot || slot.get() == bound.impl() || !isState(rec, bound.impl()))
+        continue;
+      Tensor(bound).copy_(Tensor(slot));
+      slot = bound.implPtr();
+    }
+  }
+
+  static bool isState(const Recording& rec, const TensorImpl* impl) {
+    return std::any_of(rec.state.begin(), rec.state.end(),
+                       [&](const Tensor& t) { return t.impl() == impl; });
   }
 
   mlir::MLIRContext& context() {
@@ -328,6 +375,7 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
                        "(such as optimizer state)\n";
       } else if (!impl.entries.empty()) {
         std::string change = keyChange(impl.entries.back()->key, key);
+        if (change.empty()) change = Impl::gradChange(impl.entries.back()->recording);
         if (int(impl.entries.size()) > impl.options.max_retraces) {
           if (impl.options.fallback_to_eager) return detached(body(inputs));
           std::ostringstream history;
@@ -354,7 +402,10 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
       }
       impl.warmUpKey.reset();
       impl.compile(*recorded);
-      if (eagerOutputs) return std::move(*eagerOutputs);  // recorded by value: already ran
+      if (eagerOutputs) {  // recorded by value: already ran
+        Impl::keepBoundGrads(recorded->recording);
+        return std::move(*eagerOutputs);
+      }
       entry = recorded;
     }
   }

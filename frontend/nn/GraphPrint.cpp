@@ -237,6 +237,10 @@ void GraphBase::Reporter::onValueRead(const Tensor& tensor, std::string_view wha
   if (inner_) inner_->onValueRead(tensor, what, loc);
 }
 
+void GraphBase::Reporter::onGradCleared(const Tensor& leaf) {
+  if (inner_) inner_->onGradCleared(leaf);
+}
+
 void GraphBase::Reporter::onAlias(const Tensor& source, const Tensor& alias) {
   if (inner_) inner_->onAlias(source, alias);
 }

@@ -32,6 +32,7 @@ class GraphBase::Reporter final : public ForwardObserver, public DispatchHook {
   void onOp(const OpCall& call) override;
   void onValueRead(const Tensor& tensor, std::string_view what, const SourceLoc& loc) override;
   void onAlias(const Tensor& source, const Tensor& alias) override;
+  void onGradCleared(const Tensor& leaf) override;
 
  private:
   // A module call in progress; `name` is empty for a module outside the graph's modules.

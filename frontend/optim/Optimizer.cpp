@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "kiln/core/Autograd.h"
+#include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
 
 namespace kiln::optim {
@@ -81,9 +82,10 @@ void Optimizer::zero_grad(bool set_to_none, const SourceLoc& loc) {
   for (OptimizerParamGroup& group : groups_) {
     for (Tensor& p : group.params()) {
       Tensor grad = p.grad();
-      if (!grad.defined()) continue;
-      if (set_to_none) {
-        p.set_grad(Tensor());
+      if (!grad.defined() || set_to_none) {
+        if (grad.defined()) p.set_grad(Tensor());
+        // A trace learns that the step does not read an earlier gradient of p.
+        if (DispatchHook* hook = currentDispatchHook()) hook->onGradCleared(p);
         continue;
       }
       // A gradient with history (backward with a graph) must not drag it along.

@@ -376,6 +376,40 @@ TEST(TraceTest, CompiledStepsReuseGradientsNobodyElseHolds) {
   EXPECT_TRUE(sameBits(layer->weight.grad(), matmul(ones({3, 2}), other)));
 }
 
+// backward() without zero_grad() adds to the existing gradients, traced as eagerly: a
+// recording made while a .grad was missing is not reused once it exists (and the other
+// way round), and a .grad the program adds to is updated where it is bound.
+TEST(TraceTest, GradientsAccumulateAcrossTracedCalls) {
+  manual_seed(0);
+  Tensor w = randn({3, 4}).requires_grad_();
+  Tensor we = w.detach().clone().requires_grad_();
+  Tensor x = randn({2, 3});
+  auto backward = jit::trace([&](Tensor in) {
+    Tensor loss = sum(matmul(in, w));
+    loss.backward();
+    return loss;
+  });
+  setenv("KILN_LOG", "retrace", 1);
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 4; ++i) {
+    backward(x);
+    sum(matmul(x, we)).backward();
+  }
+  std::string log = ::testing::internal::GetCapturedStderr();
+  unsetenv("KILN_LOG");
+  EXPECT_LT(amax(abs(sub(w.grad(), we.grad()))).item<float>(), 1e-5f);
+  EXPECT_EQ(backward.num_traces(), 2u);  // without a .grad, then adding to it
+  EXPECT_THAT(log, HasSubstr("the .grad of 'state.0' now exists"));
+
+  // zero_grad(set_to_none) outside the traced function: each call makes a fresh gradient
+  // again, with the first recording.
+  w.impl()->grad = nullptr;
+  backward(x);
+  EXPECT_EQ(backward.num_traces(), 2u);
+  EXPECT_LT(amax(abs(sub(w.grad(), matmul(x.transpose(0, 1), ones({2, 4}))))).item<float>(),
+            1e-5f);
+}
+
 TEST(TraceTest, PlaceholdersThatEscapeATraceAreErrorsInTheNext) {
   Tensor leaked;
   auto first = jit::trace([&](Tensor x) {

@@ -37,6 +37,9 @@ class DispatchHook {
   // `alias` is a new handle on `source`'s values made without dispatching an op
   // (detach()): the tracer gives it the same value.
   virtual void onAlias(const Tensor& source, const Tensor& alias) {}
+  // `leaf` has no .grad from here on (zero_grad(set_to_none), or it had none): what
+  // follows does not depend on an earlier gradient of it.
+  virtual void onGradCleared(const Tensor& leaf) {}
 };
 
 // Installs `hook` for the current thread; restores the previous one on destruction.
