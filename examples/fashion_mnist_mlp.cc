@@ -59,9 +59,12 @@ Options parseFlags(int argc, char** argv) {
 
 using examples::Accuracy;
 
+// Test accuracy in eval mode; leaves the model training.
 Accuracy evaluate(nn::Sequential& model, data::DataLoader& loader) {
   model->eval();
-  return examples::evaluate([&](const Tensor& x) { return model->forward(x); }, loader);
+  Accuracy acc = examples::evaluate([&](const Tensor& x) { return model->forward(x); }, loader);
+  model->train();
+  return acc;
 }
 
 int run(const Options& o) {
@@ -77,26 +80,18 @@ int run(const Options& o) {
   std::printf("SGD lr %g (cosine to 0) momentum %g, batch size %lld, seed %llu\n", o.lr,
               o.momentum, (long long)o.batchSize, (unsigned long long)o.seed);
 
-  Accuracy last;
-  for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
-    std::string label = "epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs);
-    model->train();
-    auto [meanLoss, rate] = examples::trainEpoch(
-        [&](const Tensor& x, const Tensor& y) {
-          optimizer.zero_grad();
-          Tensor loss = cross_entropy(model->forward(x), y);
-          loss.backward();
-          optimizer.step();
-          schedule.step();
-          return loss;
-        },
-        trainLoader, label);
-    last = evaluate(model, testLoader);
-    std::printf("%s: train loss %.4f, %.0f samples/s, test accuracy %s (%lld/%lld)\n",
-                label.c_str(), meanLoss, rate, last.text().c_str(), (long long)last.correct,
-                (long long)last.total);
-    std::fflush(stdout);
-  }
+  model->train();
+  Accuracy last = examples::trainEpochs(
+      o.epochs,
+      [&](const Tensor& x, const Tensor& y) {
+        optimizer.zero_grad();
+        Tensor loss = cross_entropy(model->forward(x), y);
+        loss.backward();
+        optimizer.step();
+        schedule.step();
+        return loss;
+      },
+      trainLoader, [&] { return evaluate(model, testLoader); });
 
   io::save(model->state_dict(), o.checkpoint, {{"format", "pt"}});
   std::printf("total wall time %.1f s\ncheckpoint saved to %s\n",

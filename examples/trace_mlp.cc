@@ -125,21 +125,17 @@ int run(const Options& o) {
   optim::StepLR schedule(t.optimizer, /*step_size=*/1, /*gamma=*/0.5);
   std::printf("SGD lr %g (halved each epoch) momentum %g, batch size %lld, seed %llu\n", o.lr,
               o.momentum, (long long)o.batchSize, (unsigned long long)o.seed);
-  examples::Accuracy last;
   auto forward = [&](const Tensor& x) { return t.model->forward(x); };
-  for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
-    std::string label = "epoch " + std::to_string(epoch) + "/" + std::to_string(o.epochs);
-    t.model->train();
-    auto [meanLoss, rate] = examples::trainEpoch(
-        [&](const Tensor& x, const Tensor& y) { return t.step(x, y); }, trainLoader, label);
-    schedule.step();
-    t.model->eval();
-    last = examples::evaluate(forward, testLoader);
-    std::printf("%s: train loss %.4f, %.0f samples/s, test accuracy %s (%lld/%lld)\n",
-                label.c_str(), meanLoss, rate, last.text().c_str(), (long long)last.correct,
-                (long long)last.total);
-    std::fflush(stdout);
-  }
+  t.model->train();
+  examples::Accuracy last = examples::trainEpochs(
+      o.epochs, [&](const Tensor& x, const Tensor& y) { return t.step(x, y); }, trainLoader,
+      [&] {
+        t.model->eval();
+        examples::Accuracy acc = examples::evaluate(forward, testLoader);
+        t.model->train();
+        return acc;
+      },
+      [&] { schedule.step(); });
   std::printf("training step recorded %zu times\n", t.step.num_traces());
 
   // The trained model as a graph of its own: weights captured as constants, batches of

@@ -114,6 +114,24 @@ std::pair<double, double> trainEpoch(const std::function<Tensor(const Tensor&, c
   return {lossSum / double(std::max<int64_t>(steps, 1)), bar.samplesPerSecond()};
 }
 
+Accuracy trainEpochs(int64_t epochs,
+                     const std::function<Tensor(const Tensor&, const Tensor&)>& step,
+                     data::DataLoader& loader, const std::function<Accuracy()>& score,
+                     const std::function<void()>& endEpoch) {
+  Accuracy last;
+  for (int64_t epoch = 1; epoch <= epochs; ++epoch) {
+    std::string label = "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs);
+    auto [meanLoss, rate] = trainEpoch(step, loader, label);
+    if (endEpoch) endEpoch();
+    last = score();
+    std::printf("%s: train loss %.4f, %.0f samples/s, test accuracy %s (%lld/%lld)\n",
+                label.c_str(), meanLoss, rate, last.text().c_str(), (long long)last.correct,
+                (long long)last.total);
+    std::fflush(stdout);
+  }
+  return last;
+}
+
 Accuracy evaluate(const std::function<Tensor(const Tensor&)>& forward, data::DataLoader& loader) {
   NoGradGuard noGrad;
   Accuracy acc;

@@ -74,6 +74,14 @@ struct Accuracy {
 std::pair<double, double> trainEpoch(const std::function<Tensor(const Tensor&, const Tensor&)>& step,
                                      data::DataLoader& loader, const std::string& label);
 
+// `epochs` passes of trainEpoch with `step`, each followed by `endEpoch` (a scheduler's
+// step) and `score()`, printing "epoch e/E: train loss L, R samples/s, test accuracy A
+// (c/n)"; returns the last score. `score` must leave the model in training mode.
+Accuracy trainEpochs(int64_t epochs,
+                     const std::function<Tensor(const Tensor&, const Tensor&)>& step,
+                     data::DataLoader& loader, const std::function<Accuracy()>& score,
+                     const std::function<void()>& endEpoch = {});
+
 // How often argmax(forward(x)) is the label, over `loader`, without gradients.
 Accuracy evaluate(const std::function<Tensor(const Tensor&)>& forward, data::DataLoader& loader);
 

@@ -4,17 +4,8 @@
 # BUILD_WORKING_DIRECTORY, as under `bazel run`) and reloads it to the same accuracy.
 #   $1: the fashion_mnist_mlp binary   $2: make_fake_idx
 set -euo pipefail
-program="$PWD/$1"
-make_fake_idx="$PWD/$2"
-
-fail() { echo "FAIL: $*" >&2; echo "--- output:" >&2; cat "$out" >&2; exit 1; }
-
-data="$TEST_TMPDIR/fake-fashion-mnist"
-work="$TEST_TMPDIR/work"
-out="$TEST_TMPDIR/out.txt"
-mkdir -p "$work"
-: >"$out"
-"$make_fake_idx" "$data" 512 300 || fail "make_fake_idx failed"
+source examples/testing/example_test_lib.sh  # tests run in the runfiles root
+fake_fashion_mnist 512 300
 
 # 256 of the 512 training examples in batches of 32: 8 steps per epoch.
 status=0

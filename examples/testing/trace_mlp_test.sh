@@ -4,17 +4,8 @@
 # dumped inference graph reloaded to the same accuracy.
 #   $1: the trace_mlp binary   $2: make_fake_idx
 set -euo pipefail
-program="$PWD/$1"
-make_fake_idx="$PWD/$2"
-
-fail() { echo "FAIL: $*" >&2; echo "--- output:" >&2; cat "$out" >&2; exit 1; }
-
-data="$TEST_TMPDIR/fake-fashion-mnist"
-work="$TEST_TMPDIR/work"
-out="$TEST_TMPDIR/out.txt"
-mkdir -p "$work"
-: >"$out"
-"$make_fake_idx" "$data" 512 300 || fail "make_fake_idx failed"
+source examples/testing/example_test_lib.sh  # tests run in the runfiles root
+fake_fashion_mnist 512 300
 
 status=0
 BUILD_WORKING_DIRECTORY="$work" KILN_CACHE_DIR="$TEST_TMPDIR/cache" "$program" --data "$data" \
