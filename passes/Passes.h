@@ -72,7 +72,12 @@ int64_t byteSize(ShapedType type);
 // kiln-cpu-pipeline in two stages, so the runtime can read the memory plan in
 // between: simplify, fuse, outline kernels, plan memory; then lower the host,
 // lower the kernels module to LLVM and merge it into the host module.
-void buildCpuPlanningPipeline(OpPassManager &pm);
+// What a user may choose about kiln-cpu-pipeline (jit::CompileOptions).
+struct CpuPipelineOptions {
+  bool fuse = true;             // kiln-fuse on: off, every op is its own host op or kernel
+  unsigned fuseMaxInputs = 16;  // kiln-fuse's max-inputs
+};
+void buildCpuPlanningPipeline(OpPassManager &pm, const CpuPipelineOptions &options = {});
 void buildCpuLoweringPipeline(OpPassManager &pm);
 // The external models the CPU pipeline's bufferization needs in the context.
 void registerCpuPipelineDependencies(DialectRegistry &registry);

@@ -104,6 +104,11 @@ std::string buildIdentity() {
          std::to_string(file.st_mtim.tv_sec) + "." + std::to_string(file.st_mtim.tv_nsec);
 }
 
+std::string optionsKey(const mlir::kiln::CpuPipelineOptions& options) {
+  return "fuse=" + std::to_string(options.fuse) + ";max-inputs=" +
+         std::to_string(options.fuseMaxInputs);
+}
+
 std::string bytecodeOf(mlir::Operation* op) {
   std::string bytes;
   llvm::raw_string_ostream out(bytes);
@@ -316,10 +321,9 @@ bool hasMeta(const Tensor& value, const TensorMeta& meta) {
 Executable::Executable() = default;
 Executable::~Executable() = default;
 
-std::shared_ptr<const Executable> Executable::compile(mlir::func::FuncOp main,
-                                                      const interp::CallbackTable* callbacks,
-                                                      std::string_view op, const SourceLoc& loc,
-                                                      const DiskCache* cache) {
+std::shared_ptr<const Executable> Executable::compile(
+    mlir::func::FuncOp main, const interp::CallbackTable* callbacks, std::string_view op,
+    const SourceLoc& loc, const DiskCache* cache, const mlir::kiln::CpuPipelineOptions& options) {
   if (!cache) cache = &DiskCache::global();
   mlir::MLIRContext* context = main.getContext();
   mlir::DialectRegistry registry;
@@ -336,7 +340,8 @@ std::shared_ptr<const Executable> Executable::compile(mlir::func::FuncOp main,
   dumps.write("traced", *module);
   const std::string key =
       cache->enabled() ? DiskCache::keyOf({bytecodeOf(*module), HostTarget::get().key(),
-                                           kPipelineVersion, buildIdentity()})
+                                           kPipelineVersion, buildIdentity(),
+                                           optionsKey(options)})
                        : "";
   if (std::optional<CacheEntry> entry = cache->load(key)) {
     mlir::ParserConfig config(context);
@@ -355,7 +360,7 @@ std::shared_ptr<const Executable> Executable::compile(mlir::func::FuncOp main,
   }
 
   mlir::PassManager planning(context);
-  mlir::kiln::buildCpuPlanningPipeline(planning);
+  mlir::kiln::buildCpuPlanningPipeline(planning, options);
   runStage(planning, *module, "planning", dumps, op, loc);
   clock.lap("planning");
   dumps.write("planned", *module);

@@ -12,6 +12,7 @@
 #include "kiln/core/Error.h"
 #include "kiln/core/OpDef.h"
 #include "kiln/core/Tensor.h"
+#include "passes/Passes.h"
 #include "runtime/cache/DiskCache.h"
 #include "runtime/interp/Interpreter.h"
 
@@ -36,10 +37,11 @@ class Executable {
   // outlive the Executable. Failures are CompileErrors naming `op`, the failing pass and
   // its first diagnostic, and the file the IR was dumped to. KILN_DUMP_IR=<dir> writes
   // the IR after each stage there; KILN_LOG=compile prints the stages' times.
-  static std::shared_ptr<const Executable> compile(mlir::func::FuncOp main,
-                                                   const interp::CallbackTable* callbacks,
-                                                   std::string_view op, const SourceLoc& loc,
-                                                   const DiskCache* cache = nullptr);
+  // `options` shape the pipeline and are part of the cache key.
+  static std::shared_ptr<const Executable> compile(
+      mlir::func::FuncOp main, const interp::CallbackTable* callbacks, std::string_view op,
+      const SourceLoc& loc, const DiskCache* cache = nullptr,
+      const mlir::kiln::CpuPipelineOptions& options = {});
 
   ~Executable();
 

@@ -27,10 +27,16 @@ std::shared_ptr<const runtime::Executable> compileFor(const BackendChoice& choic
                                                       mlir::func::FuncOp main,
                                                       const interp::CallbackTable* callbacks,
                                                       std::string_view op, std::string_view what,
-                                                      const SourceLoc& loc) {
+                                                      const SourceLoc& loc,
+                                                      const CompileOptions& options) {
   if (choice.backend != Backend::Mlir) return nullptr;
+  if (options.fuse_max_inputs < 2)
+    throw Error::make(loc, op, "CompileOptions::fuse_max_inputs must be at least 2, got ",
+                      options.fuse_max_inputs);
   try {
-    return runtime::Executable::compile(main, callbacks, op, loc);
+    return runtime::Executable::compile(
+        main, callbacks, op, loc, /*cache=*/nullptr,
+        {.fuse = options.fuse, .fuseMaxInputs = unsigned(options.fuse_max_inputs)});
   } catch (const CompileError& error) {
     if (choice.requested) throw;
     std::cerr << "kiln: " << what << " runs in the reference interpreter because it did not "

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "kiln/core/Error.h"
+#include "kiln/jit/Trace.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace kiln::runtime {
@@ -37,6 +38,7 @@ std::shared_ptr<const runtime::Executable> compileFor(const BackendChoice& choic
                                                       mlir::func::FuncOp main,
                                                       const interp::CallbackTable* callbacks,
                                                       std::string_view op, std::string_view what,
-                                                      const SourceLoc& loc);
+                                                      const SourceLoc& loc,
+                                                      const CompileOptions& options = {});
 
 }  // namespace kiln::jit

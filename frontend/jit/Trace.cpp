@@ -102,7 +102,7 @@ struct TracedCore::Impl {
     mlir::ModuleOp module = rec.module.get();
     auto func = *module.getOps<mlir::func::FuncOp>().begin();
     entry.executable = compileFor(backend, func, rec.callbacks.get(), "trace",
-                                  "trace '" + options.name + "'", loc);
+                                  "trace '" + options.name + "'", loc, options.compile);
   }
 
   Entry* find(const CallKey& key) {

@@ -30,6 +30,12 @@ GraphConfig& GraphConfig::allow_fuse_add_to_output(bool on, const SourceLoc& loc
   return *this;
 }
 
+GraphConfig& GraphConfig::enable_fusion(bool on, const SourceLoc& loc) {
+  checkMutable("enable_fusion", loc);
+  fusion_ = on;
+  return *this;
+}
+
 void GraphConfig::checkMutable(std::string_view what, const SourceLoc& loc) const {
   if (!fixedBy_.empty())
     throw Error::make(loc, what, "the config of ", fixedBy_, " was fixed by its first call, "
@@ -130,7 +136,9 @@ void GraphBase::setPrograms(size_t arity, bool singleOutput, Program build,
 }
 
 jit::TraceOptions GraphBase::traceOptions(Phase phase) const {
-  return {.symbolic = true, .name = name_ + "_" + phaseName(phase)};
+  return {.symbolic = true,
+          .name = name_ + "_" + phaseName(phase),
+          .compile = {.fuse = config_.fusion_enabled()}};
 }
 
 GraphBase::Phase GraphBase::nextPhase() const {

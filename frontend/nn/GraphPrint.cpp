@@ -112,7 +112,8 @@ std::string milliseconds(std::chrono::steady_clock::duration elapsed) {
 std::string GraphConfig::str() const {
   return std::string("GraphConfig(training=") + pythonBool(training_) +
          ", gradient_accumulation_steps=" + std::to_string(accumulationSteps_) +
-         ", allow_fuse_add_to_output=" + pythonBool(fuseAddToOutput_) + ")";
+         ", allow_fuse_add_to_output=" + pythonBool(fuseAddToOutput_) +
+         ", enable_fusion=" + pythonBool(fusion_) + ")";
 }
 
 // ---- GraphBase: printing -----------------------------------------------------------------

@@ -28,9 +28,11 @@
 
 namespace mlir::kiln {
 
-void buildCpuPlanningPipeline(OpPassManager &pm) {
+void buildCpuPlanningPipeline(OpPassManager &pm, const CpuPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnSimplifyPass());
-  pm.addNestedPass<func::FuncOp>(createKilnFusePass());
+  if (options.fuse)
+    pm.addNestedPass<func::FuncOp>(
+        createKilnFusePass(KilnFusePassOptions{.maxInputs = options.fuseMaxInputs}));
   pm.addPass(createKilnOutlineKernelsPass());
   pm.addPass(createKilnPlanMemoryPass());
 }

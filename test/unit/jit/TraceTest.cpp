@@ -410,6 +410,32 @@ TEST(TraceTest, GradientsAccumulateAcrossTracedCalls) {
             1e-5f);
 }
 
+// CompileOptions reach the compiler: without fusion the elementwise chain is one eager
+// host op per op instead of one fused kernel, with the same result; a bound below 2 on a
+// fused kernel's inputs is an error naming the option.
+TEST(TraceTest, CompileOptionsReachTheCompiler) {
+  unsetenv("KILN_JIT_BACKEND");
+  auto chain = [](Tensor x) { return mul(exp(neg(x)), 2.0); };
+  auto compileLine = [&](jit::CompileOptions options) {
+    auto traced = jit::trace(chain, {.compile = options});
+    setenv("KILN_LOG", "compile", 1);
+    setenv("KILN_CACHE_DIR", "off", 0);
+    ::testing::internal::CaptureStderr();
+    Tensor x = input({4}, 8);
+    traced(x);
+    EXPECT_TRUE(sameBits(traced(x), chain(x)) ||
+                amax(abs(sub(traced(x), chain(x)))).item<float>() < 1e-5f);
+    std::string log = ::testing::internal::GetCapturedStderr();
+    unsetenv("KILN_LOG");
+    return log;
+  };
+  EXPECT_THAT(compileLine({}), ::testing::ContainsRegex("[0-9]+ kernels, 0 host ops"));
+  EXPECT_THAT(compileLine({.fuse = false}), ::testing::ContainsRegex("0 kernels, [1-9][0-9]* host ops"));
+  auto bounded = jit::trace(chain, {.compile = {.fuse_max_inputs = 1}});
+  EXPECT_KILN_ERROR_HAS(bounded(ones({4})), Error,
+                        "CompileOptions::fuse_max_inputs must be at least 2, got 1");
+}
+
 TEST(TraceTest, PlaceholdersThatEscapeATraceAreErrorsInTheNext) {
   Tensor leaked;
   auto first = jit::trace([&](Tensor x) {

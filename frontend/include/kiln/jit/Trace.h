@@ -19,6 +19,16 @@
 
 namespace kiln::jit {
 
+// How the CPU compiler (KILN_JIT_BACKEND=MLIR) treats a traced program.
+struct CompileOptions {
+  // Group elementwise ops and reductions into fused kernels (kiln-fuse). Off, each op is
+  // a kernel or an eager host op of its own: slower, and a way to tell a fusion problem
+  // from another one.
+  bool fuse = true;
+  // The most tensors one fused kernel may read.
+  int64_t fuse_max_inputs = 16;
+};
+
 struct TraceOptions {
   // Trace with placeholders that hold no values (reading one is a TraceError); by default
   // the first call runs eagerly while it records, and values it reads are baked in.
@@ -32,6 +42,7 @@ struct TraceOptions {
   // the call fails with the history, or runs eagerly when fallback_to_eager is set.
   int max_retraces = 8;
   bool fallback_to_eager = false;
+  CompileOptions compile = {};
 };
 
 // How dump() writes a traced program (DESIGN.md §5; MegEngine's trace.dump).

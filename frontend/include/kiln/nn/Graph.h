@@ -50,7 +50,14 @@ class GraphConfig {
                                         const SourceLoc& loc = SourceLoc::current());
   bool fuse_add_to_output_allowed() const { return fuseAddToOutput_; }
 
-  // GraphConfig(training=True, gradient_accumulation_steps=1, allow_fuse_add_to_output=False)
+  // Whether the compiler fuses elementwise ops and reductions into kernels
+  // (jit::CompileOptions::fuse, kiln-fuse); off, every op runs on its own, which tells a
+  // fusion problem from another one.
+  GraphConfig& enable_fusion(bool on = true, const SourceLoc& loc = SourceLoc::current());
+  bool fusion_enabled() const { return fusion_; }
+
+  // GraphConfig(training=True, gradient_accumulation_steps=1, allow_fuse_add_to_output=False,
+  //             enable_fusion=True)
   std::string str() const;
 
  private:
@@ -60,6 +67,7 @@ class GraphConfig {
   bool training_ = false;
   int64_t accumulationSteps_ = 1;
   bool fuseAddToOutput_ = false;
+  bool fusion_ = true;
   std::string fixedBy_;  // the graph's name, once its first call fixed the settings
 };
 

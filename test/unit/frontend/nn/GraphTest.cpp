@@ -6,8 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -138,7 +140,7 @@ TEST(GraphTest, PrintsOneFlowsLinesBeforeAndAfterTheFirstCall) {
   EXPECT_EQ(graph.str(),
             "(GRAPH:PrintGraph_0:PrintGraph): (\n"
             "  (CONFIG:config:GraphConfig(training=True, gradient_accumulation_steps=1, "
-            "allow_fuse_add_to_output=False))\n"
+            "allow_fuse_add_to_output=False, enable_fusion=True))\n"
             "  (MODULE:model:Sequential()): (\n"
             "    (MODULE:model.0:Conv2d(1, 2, kernel_size=(3, 3), stride=(1, 1))): (\n"
             "      (PARAMETER:model.0.weight:tensor(..., size=(2, 1, 3, 3), dtype=kiln.float32, "
@@ -167,7 +169,7 @@ TEST(GraphTest, PrintsOneFlowsLinesBeforeAndAfterTheFirstCall) {
   EXPECT_EQ(printed.str(),
             "(GRAPH:PrintGraph_0:PrintGraph): (\n"
             "  (CONFIG:config:GraphConfig(training=True, gradient_accumulation_steps=1, "
-            "allow_fuse_add_to_output=False))\n"
+            "allow_fuse_add_to_output=False, enable_fusion=True))\n"
             "  (INPUT:_PrintGraph_0_input.0.0_2:tensor(..., size=(2, 1, 4, 4), dtype=kiln.float32))\n"
             "  (INPUT:_PrintGraph_0_input.0.1_3:tensor(..., size=(2,), dtype=kiln.int64))\n"
             "  (MODULE:model:Sequential()): (\n"
@@ -231,7 +233,8 @@ TEST(GraphTest, NamesCountInstancesOfEachClassAndOutputsAreNumbered) {
   EXPECT_EQ(y.sizes(), (Shape{2, 3}));
   EXPECT_THAT(second.str(),
               HasSubstr("  (CONFIG:config:GraphConfig(training=False, "
-                        "gradient_accumulation_steps=1, allow_fuse_add_to_output=False))\n"));
+                        "gradient_accumulation_steps=1, allow_fuse_add_to_output=False, "
+                        "enable_fusion=True))\n"));
   // Several outputs are the leaves of a tuple: OneFlow's _output.0.0.<i>_<i + 3>.
   EXPECT_THAT(second.str(),
               HasSubstr("  (OUTPUT:_CountedGraph_1_output.0.0.0_3:tensor(..., size=(2, 3), "
@@ -247,9 +250,35 @@ TEST(GraphTest, ConfigIsPrintedAsSet) {
   graph.config().allow_fuse_add_to_output();
   EXPECT_TRUE(graph.config().fuse_add_to_output_allowed());
   EXPECT_EQ(graph.config().gradient_accumulation_steps(), 4);
+  graph.config().enable_fusion(false);
+  EXPECT_FALSE(graph.config().fusion_enabled());
   EXPECT_EQ(graph.config().str(),
             "GraphConfig(training=True, gradient_accumulation_steps=4, "
-            "allow_fuse_add_to_output=True)");
+            "allow_fuse_add_to_output=True, enable_fusion=False)");
+}
+
+// enable_fusion(false) reaches the compiler: the step compiles without fusion kernels
+// (more host ops), and still trains as eager code does.
+TEST(GraphTest, EnableFusionIsACompilerOption) {
+  auto hostOps = [](bool fusion) {
+    Sequential model = makeMlp();
+    auto opt = std::make_shared<optim::SGD>(model->parameters(), optim::SGDOptions(0.1));
+    TrainGraph graph(model, opt);
+    graph.config().enable_fusion(fusion);
+    setenv("KILN_LOG", "compile", 1);
+    setenv("KILN_CACHE_DIR", "off", 0);
+    ::testing::internal::CaptureStderr();
+    manual_seed(3);
+    Tensor x = randn({5, 4}), y = randint(0, 3, {5});
+    float loss = graph(x, y).item<float>();
+    std::string log = ::testing::internal::GetCapturedStderr();
+    unsetenv("KILN_LOG");
+    EXPECT_TRUE(std::isfinite(loss));
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(log, m, std::regex("([0-9]+) kernels, ([0-9]+) host ops"))) << log;
+    return m.size() == 3 ? std::stoi(m[2]) : -1;
+  };
+  EXPECT_GT(hostOps(false), hostOps(true));
 }
 
 // ---- debug -------------------------------------------------------------------------------
