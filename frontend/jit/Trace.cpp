@@ -257,14 +257,7 @@ struct TracedCore::Impl {
     };
     for (size_t k : rec.gradOf) {
       const Tensor& update = results[at++];
-      std::shared_ptr<TensorImpl>& slot = rec.state[k].impl()->grad;
-      // A .grad the recording reads (accumulating into it) is bound by reference: the new
-      // values go into that tensor, so the next call reads them there.
-      if (slot && update.impl() != slot.get() && isState(rec, slot.get())) {
-        Tensor(slot).copy_(update, loc);
-        continue;
-      }
-      slot = owned(update).implPtr();
+      if (!keepInBoundGrad(rec, k, update)) rec.state[k].impl()->grad = owned(update).implPtr();
     }
     for (size_t k : rec.clearedGrads) rec.state[k].impl()->grad = nullptr;
     for (const Tensor& created : rec.created) {
@@ -282,21 +275,28 @@ struct TracedCore::Impl {
     }
   }
 
-  // After a recording that ran eagerly: backward() replaced a .grad the recording reads
-  // (and so binds by reference) with a fresh tensor; the values go back into the bound
-  // one, which stays the .grad, so the recorded program reads this call's gradient next.
+  // A .grad the recording reads (accumulating into it) is state bound by reference: a new
+  // gradient of state k goes into that tensor, which stays the .grad, so the recorded
+  // program reads it there next call. False when state k's .grad is not bound that way.
+  static bool keepInBoundGrad(const Recording& rec, size_t k, const Tensor& update) {
+    if (k >= rec.state.size()) return false;  // capture_as_const: nothing is bound
+    const Tensor& bound = rec.gradAtStart[k];
+    if (!bound.defined() || bound.impl() == update.impl() || !isState(rec, bound.impl()))
+      return false;
+    Tensor(bound).copy_(update);
+    rec.state[k].impl()->grad = bound.implPtr();
+    return true;
+  }
+
+  // After a recording that ran eagerly, backward() has replaced a bound .grad with a fresh
+  // tensor: its values go back into the bound one.
   static void keepBoundGrads(const Recording& rec) {
     NoGradGuard noGrad;
     DispatchHookGuard noHook(nullptr);
-    for (size_t k : rec.gradOf) {
-      if (k >= rec.state.size()) continue;  // capture_as_const: nothing is bound
-      const Tensor& bound = rec.gradAtStart[k];
-      std::shared_ptr<TensorImpl>& slot = rec.state[k].impl()->grad;
-      if (!bound.defined() || !slot || slot.get() == bound.impl() || !isState(rec, bound.impl()))
-        continue;
-      Tensor(bound).copy_(Tensor(slot));
-      slot = bound.implPtr();
-    }
+    for (size_t k : rec.gradOf)
+      if (k < rec.state.size())
+        if (const std::shared_ptr<TensorImpl>& slot = rec.state[k].impl()->grad)
+          keepInBoundGrad(rec, k, Tensor(slot));
   }
 
   static bool isState(const Recording& rec, const TensorImpl* impl) {
