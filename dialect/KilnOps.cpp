@@ -522,6 +522,35 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  Reporter r(loc, getOperationName());
+  auto operands = r.operands({{"updates", adaptor.getUpdates()},
+                              {"indices", adaptor.getIndices()}});
+  if (failed(operands))
+    return failure();
+  const Operand &updates = (*operands)[0], &indices = (*operands)[1];
+  int64_t dim = adaptor.getDim(), size = adaptor.getSize();
+  if (dim < 0 || dim + indices.rank() > updates.rank())
+    return r.fail("'dim' ", dim, " with ", indices.describe(),
+                  " is out of range for ", updates.describe());
+  if (size < 0)
+    return r.fail("'size' ", size, " is negative");
+  // gather's result shape: u.shape[dim : dim + rank(indices)] == indices.shape
+  ArrayRef<int64_t> held = updates.shape().slice(dim, indices.rank());
+  for (auto [u, i] : llvm::zip_equal(held, indices.shape()))
+    if (!ShapedType::isDynamic(u) && !ShapedType::isDynamic(i) && u != i)
+      return r.fail(updates.describe(), " does not hold ", indices.describe(),
+                    " at dimension ", dim);
+  SmallVector<int64_t> shape(updates.shape().take_front(dim));
+  shape.push_back(size);
+  llvm::append_range(shape, updates.shape().drop_front(dim + indices.rank()));
+  types.push_back(RankedTensorType::get(shape, updates.elementType()));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and contractions
 //===----------------------------------------------------------------------===//

@@ -405,6 +405,29 @@ def Kiln_GatherOp : Kiln_PureOp<"gather"> {
   }];
 }
 
+def Kiln_ScatterAddOp : Kiln_PureOp<"scatter_add"> {
+  let summary = "sum slices into zeros along one dimension (gather's adjoint)";
+  let description = [{
+    The result has the shape of `updates` with the `rank(indices)` dimensions
+    from `dim` on replaced by one of length `size`; it is zero except where
+    an index names a position, which holds the sum of the slices of `updates`
+    whose index names it. This is the gradient of `kiln.gather` with the
+    same `dim`, computed without a one-hot matrix.
+
+    ```mlir
+    %s = kiln.scatter_add %grad[%ids], dim = 0, size = 10
+           : tensor<2x3x4xf32>, tensor<2x3xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$updates, Kiln_IndexTensor:$indices,
+                       I64Attr:$dim, I64Attr:$size);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = [{
+    $updates `[` $indices `]` `,` `dim` `=` $dim `,` `size` `=` $size
+    attr-dict `:` type($updates) `,` type($indices)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Random numbers
 //===----------------------------------------------------------------------===//

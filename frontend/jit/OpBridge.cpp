@@ -66,6 +66,7 @@ const std::vector<OpSchema>& schemas() {
        {{"kind", K::PoolKind}, {"window", K::I64Array}, {"stride", K::I64Array},
         {"padding", K::I64Array}}},
       {"kiln.gather", {{"dim", K::I64}}},
+      {"kiln.scatter_add", {{"dim", K::I64}, {"size", K::I64}}},
       {"kiln.rng",
        {{"distribution", K::Distribution}, {"shape", K::I64Array}, {"dtype", K::ElementType},
         {"params", K::RngParams}}},

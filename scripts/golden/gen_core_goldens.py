@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Generates test/unit/frontend/golden/core_ops.txt: PyTorch 1.13's results for the eager
 core's ops (elementwise, views, cat/stack, reductions, indexing, argmax/argmin, factories,
-matmul, conv2d and pooling) on fixed inputs, forward and backward.
+matmul, conv2d, pooling and index_add) on fixed inputs, forward and backward.
 
     /usr/bin/python3 scripts/golden/gen_core_goldens.py   # needs python3-torch
     (bash scripts/bootstrap.sh --with-peers installs it)
@@ -683,6 +683,23 @@ def pool_cases(g):
                   [randn(*xs, dtype=dt)], attrs={"output": o})
 
 
+def index_add_cases(g):
+    """torch.index_add (kiln::index_add, through kiln.scatter_add): repeated indices
+    accumulate. Added last so the inputs of the cases above keep their random draws."""
+    for tag, dt in FLOATS:
+        g.add("index_add_%s_dim0" % tag, "index_add",
+              lambda x, i, s: x.index_add(0, i, s),
+              [randn(4, 3, dtype=dt), torch.tensor([3, 0, 3, 1, 3]), randn(5, 3, dtype=dt)],
+              attrs={"dim": 0})
+        g.add("index_add_%s_dim1" % tag, "index_add",
+              lambda x, i, s: x.index_add(1, i, s),
+              [randn(2, 5, 3, dtype=dt), torch.tensor([4, 4, 0]), randn(2, 3, 3, dtype=dt)],
+              attrs={"dim": 1})
+    g.add("index_add_i64_dimneg_i32", "index_add", lambda x, i, s: x.index_add(-1, i.long(), s),
+          [randint(-9, 10, 3, 4), torch.tensor([1, 1, 3], dtype=torch.int32),
+           randint(-9, 10, 3, 3)], attrs={"dim": -1})
+
+
 def main():
     torch.manual_seed(20240611)
     g = Goldens()
@@ -703,6 +720,7 @@ def main():
     factory_cases(g)
     conv_cases(g)
     pool_cases(g)
+    index_add_cases(g)
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT + ".tmp", "w") as f:
         f.write(HEADER.format(version=torch.__version__.split("a")[0]))

@@ -18,7 +18,12 @@
 // CHECK-SAME:    {kiln.state_update = "opt.momentum_buffer.model.0.bias"}
 // CHECK-SAME:    {kiln.grad_update = "model.0.weight.grad"}
 // CHECK-SAME:    {kiln.grad_update = "model.0.bias.grad"}
-// The backward pass is ordinary ops: the weight gradient is a transposed matmul.
+// The backward pass is ordinary ops: cross_entropy's pick of the target logit goes back
+// through take's adjoint (a scatter-add, no one-hot matrix), and the weight gradient is a
+// transposed matmul.
+// CHECK:         %[[PICK:.*]] = kiln.gather %{{.*}}[%[[IDS:.*]]], dim = 0 : tensor<6xf32>, tensor<2xi64>
+// CHECK-NOT:     kiln.compare
+// CHECK:         kiln.scatter_add %{{.*}}[%[[IDS]]], dim = 0, size = 6 : tensor<2xf32>, tensor<2xi64>
 // CHECK:         kiln.matmul {{.*}} transpose_a
 // CHECK-NOT:     kiln.created
 // CHECK:         return

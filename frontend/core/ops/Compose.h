@@ -14,6 +14,12 @@ Tensor interleaveZeros(const Tensor& x, int64_t dim, int64_t factor, const Sourc
 Tensor padDim(const Tensor& x, int64_t dim, int64_t before, int64_t after, double value,
               const SourceLoc& loc);
 
+// take's adjoint (kiln.scatter_add): zeros of shape u[:dim] ++ [size] ++ u[dim+r:] with
+// each slice of `updates` (shape u) added at the position its index names along `dim`;
+// `indices` has rank r. Gradients of take, gather and max pooling go through it.
+Tensor scatterAdd(const Tensor& updates, const Tensor& indices, int64_t dim, int64_t size,
+                  const SourceLoc& loc);
+
 // Reverses `dim` (a take with descending indices).
 Tensor flipDim(const Tensor& x, int64_t dim, const SourceLoc& loc);
 

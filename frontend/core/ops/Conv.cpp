@@ -436,7 +436,7 @@ Tensor windowIndices(const Window& win, int64_t ho, int64_t wo, int64_t paddedW,
 }
 
 // Max: the gradient goes to the first maximum of each window (row-major), as PyTorch's
-// CPU kernel, scattered back with a one-hot product. Avg: the transposed convolution of
+// CPU kernel, scatter-added back at the maxima's flat positions. Avg: the transposed convolution of
 // the gradient with a constant 1/(kh*kw) depthwise kernel.
 Grads poolGrad(const GradArgs& a) {
   const Tensor &x = a.inputs[0], &g = a.gradOutputs[0];
@@ -456,8 +456,10 @@ Grads poolGrad(const GradArgs& a) {
   Tensor values = take(padded.reshape({nc, hp * wp}, l), idx, 1, l);           // [NC, Q, K]
   Tensor first = argmax(values, 2, true, l);                                    // [NC, Q, 1]
   Tensor pos = gather(idx.unsqueeze(0, l).expand({nc, ho * wo, win.kh * win.kw}, l), 2, first, l);
-  Tensor onehot = convert(eq(pos, arange(hp * wp, l).reshape({1, 1, hp * wp}, l), l), x.dtype(), l);
-  Tensor dx = matmul(g.reshape({nc, 1, ho * wo}, l), onehot, l).reshape({xs[0], xs[1], hp, wp}, l);
+  Tensor planes = mul(arange(nc, l).reshape({nc, 1, 1}, l), hp * wp, l);
+  Tensor flat = add(pos, planes, l).reshape({nc * ho * wo}, l);                // into [NC*H'*W']
+  Tensor dx = scatterAdd(g.reshape({nc * ho * wo}, l), flat, 0, nc * hp * wp, l)
+                  .reshape({xs[0], xs[1], hp, wp}, l);
   return {dx.narrow(2, win.pt, xs[2], l).narrow(3, win.pl, xs[3], l)};
 }
 

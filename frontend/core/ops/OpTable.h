@@ -34,7 +34,8 @@ extern const OpDef kRng;   // attrs "distribution", "shape", "dtype", "a", "b"; 
 extern const OpDef kIota;  // attrs "start", "step", ["end"], "shape", "dtype" (kiln.constant)
 
 // Indexing (ops/Indexing.cpp)
-extern const OpDef kGather;  // attr "dim": numpy.take along dim
+extern const OpDef kGather;      // attr "dim": numpy.take along dim
+extern const OpDef kScatterAdd;  // attrs "dim", "size": take's adjoint, summing into zeros
 
 // Linear algebra (ops/Linalg.cpp): oneDNN on CPU
 extern const OpDef kMatmul;  // attrs "transpose_a", "transpose_b"

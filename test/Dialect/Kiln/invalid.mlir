@@ -618,6 +618,42 @@ func.func @gather_indices_type(%x: tensor<10x4xf32>, %i: tensor<3xf32>) -> tenso
 }
 
 //===----------------------------------------------------------------------===//
+// scatter_add
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @scatter_add_dim(%g: tensor<4x3xf32>, %i: tensor<3xi64>) -> tensor<4x10xf32> {
+  // expected-error@+1 {{'kiln.scatter_add' op 'dim' 2 with operand 'indices' with shape [3] is out of range for operand 'updates' with shape [4, 3]}}
+  %0 = kiln.scatter_add %g[%i], dim = 2, size = 10 : tensor<4x3xf32>, tensor<3xi64>
+  return %0 : tensor<4x10xf32>
+}
+
+// -----
+
+func.func @scatter_add_size(%g: tensor<3x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'kiln.scatter_add' op 'size' -1 is negative}}
+  %0 = kiln.scatter_add %g[%i], dim = 0, size = -1 : tensor<3x4xf32>, tensor<3xi64>
+  return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_held(%g: tensor<3x4xf32>, %i: tensor<2xi64>) -> tensor<10x4xf32> {
+  // expected-error@+1 {{'kiln.scatter_add' op operand 'updates' with shape [3, 4] does not hold operand 'indices' with shape [2] at dimension 0}}
+  %0 = kiln.scatter_add %g[%i], dim = 0, size = 10 : tensor<3x4xf32>, tensor<2xi64>
+  return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_bool(%g: tensor<3xi1>, %i: tensor<3xi64>) -> tensor<5xi1> {
+  // expected-error@+1 {{'kiln.scatter_add' op operand #0 must be ranked tensor of f32, f64, f16, bf16, i32 or i64 values, but got 'tensor<3xi1>'}}
+  %0 = kiln.scatter_add %g[%i], dim = 0, size = 5 : tensor<3xi1>, tensor<3xi64>
+  return %0 : tensor<5xi1>
+}
+
+//===----------------------------------------------------------------------===//
 // rng
 //===----------------------------------------------------------------------===//
 

@@ -569,6 +569,24 @@ func.func @gather_2d_indices(%table: tensor<10x4xf32>, %ids: tensor<2x3xi64>) ->
   return %0 : tensor<2x3x4xf32>
 }
 
+// gather's adjoint: the [2, 3] index dims of the updates become one dim of size 10.
+// CHECK-LABEL: func.func @scatter_add(
+// CHECK-SAME:    %[[G:.*]]: tensor<2x3x4xf32>, %[[IDS:.*]]: tensor<2x3xi64>) -> tensor<10x4xf32>
+// CHECK-NEXT:    %[[R:.*]] = kiln.scatter_add %[[G]][%[[IDS]]], dim = 0, size = 10 : tensor<2x3x4xf32>, tensor<2x3xi64>
+// CHECK-NEXT:    return %[[R]] : tensor<10x4xf32>
+func.func @scatter_add(%g: tensor<2x3x4xf32>, %ids: tensor<2x3xi64>) -> tensor<10x4xf32> {
+  %0 = kiln.scatter_add %g[%ids], dim = 0, size = 10 : tensor<2x3x4xf32>, tensor<2x3xi64>
+  return %0 : tensor<10x4xf32>
+}
+
+// CHECK-LABEL: func.func @scatter_add_inner_dim(
+// CHECK:         kiln.scatter_add %{{.*}}[%{{.*}}], dim = 1, size = 6 : tensor<4x5xi32>, tensor<5xi32>
+// CHECK-NEXT:    return %{{.*}} : tensor<4x6xi32>
+func.func @scatter_add_inner_dim(%g: tensor<4x5xi32>, %ids: tensor<5xi32>) -> tensor<4x6xi32> {
+  %0 = kiln.scatter_add %g[%ids], dim = 1, size = 6 : tensor<4x5xi32>, tensor<5xi32>
+  return %0 : tensor<4x6xi32>
+}
+
 // CHECK-LABEL: func.func @rng_uniform(
 // CHECK-SAME:    %[[KEY:.*]]: tensor<2xi64>) -> (tensor<2x3xf64>, tensor<2xi64>)
 // CHECK-NEXT:    %[[S:.*]], %[[K:.*]] = kiln.rng uniform %[[KEY]], shape = [2, 3], dtype = f64, params = [-1.000000e+00, 1.000000e+00] : tensor<2xi64>

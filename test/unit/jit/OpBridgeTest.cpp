@@ -60,6 +60,8 @@ const std::map<std::string_view, Case>& cases() {
                 {{"distribution", std::string("normal")}, {"shape", Shape{4, 4}},
                  {"dtype", kFloat64}, {"a", 0.5}, {"b", 2.0}}};
     c["take"] = {{meta({10, 4}), meta({2, 3}, kInt64)}, {{"dim", int64_t(0)}}};
+    c["scatter_add"] = {{meta({2, 3, 4}), meta({2, 3}, kInt64)},
+                        {{"dim", int64_t(0)}, {"size", int64_t(10)}}};
     c["matmul"] = {{meta({8, 3}), meta({5, 3})}, {{"transpose_a", false}, {"transpose_b", true}}};
     c["conv2d"] = {{meta({1, 4, 8, 8}), meta({6, 2, 3, 3})},
                    {{"stride", Shape{2, 1}}, {"padding", Shape{1, 0, 1, 1}},

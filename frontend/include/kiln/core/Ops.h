@@ -193,6 +193,11 @@ Tensor take(const Tensor& x, const Tensor& indices, int64_t dim,
 // torch.index_select: `index` is 1-d.
 Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index,
                     const SourceLoc& loc = SourceLoc::current());
+// torch.index_add: x with source[.., i, ..] added at x[.., index[i], ..] along `dim`
+// (repeated indices accumulate); `index` is 0-d or 1-d, `source` has x's dtype and shape
+// except index.numel() entries along `dim`.
+Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& source,
+                 const SourceLoc& loc = SourceLoc::current());
 // torch.gather: out[i][j] = x[index[i][j]][j] for dim 0, etc.; index has x's rank.
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index,
               const SourceLoc& loc = SourceLoc::current());

@@ -125,7 +125,7 @@ const std::map<std::string, OpFn>& opTable() {
       return sum_to(x[0], c.listAttr("shape"));
     };
     t["stack"] = [](const GoldenCase& c, const std::vector<Tensor>& x) { return stack(x, c.intAttr("dim")); };
-    // Indexing: the last input is the index tensor.
+    // Indexing: the index tensor follows the input (index_add: then the source).
     t["take"] = [](const GoldenCase& c, const std::vector<Tensor>& x) {
       return take(x[0], x[1], c.intAttr("dim"));
     };
@@ -134,6 +134,9 @@ const std::map<std::string, OpFn>& opTable() {
     };
     t["gather"] = [](const GoldenCase& c, const std::vector<Tensor>& x) {
       return gather(x[0], c.intAttr("dim"), x[1]);
+    };
+    t["index_add"] = [](const GoldenCase& c, const std::vector<Tensor>& x) {
+      return index_add(x[0], c.intAttr("dim"), x[1], x[2]);
     };
     using ArgExtreme = Tensor (*)(const Tensor&, int64_t, bool, const SourceLoc&);
     for (auto [name, fn] : std::vector<std::pair<const char*, ArgExtreme>>{{"argmax", argmax}, {"argmin", argmin}})
