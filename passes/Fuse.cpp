@@ -23,7 +23,7 @@ enum class Role {
   Barrier,      // never fused: library ops, data movement, rng, callbacks, fusions
   Elementwise,  // producer or root
   Transpose,    // producer only: read through permuted indices by its consumers
-  Reduction,    // root only: a group ends at its reduction
+  Reduction,    // a root, or a row producer (see rowReduction)
   Constant,     // splat constants are copied into every group using them
 };
 
@@ -61,12 +61,41 @@ bool isCheap(Operation *op) {
          isSplatConstant(op);
 }
 
+// The first dim a reduction producer reduces, when the group rooted at `root`
+// may take it as a row reduction: it reduces trailing dims [k, rank) of a value
+// of the root's shape, k >= 1. Tiling the root's dims before k then computes
+// each reduction a tile of rows at a time beside its users (kiln-tile-rows),
+// so the group reads its inputs from memory once where separate kernels would
+// stream them once per reduction (softmax, layer_norm).
+std::optional<int64_t> rowReduction(Operation *root, ReduceOp reduce) {
+  if (roleOf(root) != Role::Elementwise)
+    return std::nullopt;
+  auto rootType = dyn_cast<RankedTensorType>(root->getResult(0).getType());
+  auto inputType = dyn_cast<RankedTensorType>(reduce.getX().getType());
+  if (!rootType || !inputType || rootType.getShape() != inputType.getShape())
+    return std::nullopt;
+  SmallVector<int64_t> dims(reduce.getDims());
+  llvm::sort(dims);
+  int64_t rank = inputType.getRank();
+  if (dims.empty() || dims.front() < 1)
+    return std::nullopt;
+  for (auto [i, d] : llvm::enumerate(dims))
+    if (d != rank - int64_t(dims.size()) + int64_t(i))
+      return std::nullopt;
+  return dims.front();
+}
+
 // A group under construction. Owned ops move into the fusion; duplicated ops
 // are copied into it and stay where they are for their other users.
 struct Group {
   Operation *root;
   llvm::SetVector<Operation *> owned;
   llvm::SetVector<Operation *> duplicated;
+  // With row reductions: the leading dims of the root's shape the group may be
+  // tiled along (the least first reduced dim of its row reductions).
+  std::optional<int64_t> rowDims;
+  // Why producers were left out, for the report.
+  SmallVector<std::pair<Operation *, std::string>> stops;
 
   bool contains(Operation *op) const {
     return owned.contains(op) || duplicated.contains(op);
@@ -84,6 +113,10 @@ llvm::SetVector<Value> inputsOf(const Group &group,
   return inputs;
 }
 
+llvm::SetVector<Operation *> inBlockOrder(const Group &group);
+SmallVector<Value> outputsOf(const Group &group,
+                             const llvm::SetVector<Operation *> &ordered);
+
 class GroupBuilder {
 public:
   GroupBuilder(Block &block, unsigned maxInputs, bool report)
@@ -99,21 +132,46 @@ public:
       Role role = roleOf(&op);
       if (owner.count(&op) || (role != Role::Elementwise && role != Role::Reduction))
         continue;
-      groups.push_back(grow(&op, groups.size()));
+      Group group = grow(&op, groups.size(), /*rows=*/true);
+      // kiln-tile-rows tiles a row group along its one result; a group that
+      // would have more results grows again without row reductions.
+      std::string abandoned;
+      if (group.rowDims) {
+        size_t results = outputsOf(group, inBlockOrder(group)).size();
+        if (results > 1) {
+          for (Operation *owned : group.owned)
+            owner.erase(owned);
+          group = grow(&op, groups.size(), /*rows=*/false);
+          abandoned = "row fusion abandoned: the group would have " +
+                      std::to_string(results) + " results";
+        }
+      }
+      if (report)
+        emitReport(group, abandoned);
+      groups.push_back(std::move(group));
     }
     return groups;
   }
 
 private:
-  Group grow(Operation *root, unsigned id) {
-    Group group{root, {}, {}};
-    InFlightDiagnostic diag = report ? root->emitRemark() : InFlightDiagnostic();
-    unsigned stops = 0;
+  void emitReport(const Group &group, const std::string &abandoned) {
+    InFlightDiagnostic diag = group.root->emitRemark();
+    diag << "fusion of " << group.owned.size() + group.duplicated.size()
+         << " ops (" << group.duplicated.size() << " duplicated), "
+         << group.stops.size() << " producer(s) left out";
+    if (group.rowDims)
+      diag << ", row fusion over " << *group.rowDims << " leading dim(s)";
+    if (!abandoned.empty())
+      diag << ", " << abandoned;
+    for (auto &[producer, why] : group.stops)
+      diag.attachNote(producer->getLoc())
+          << "not fused: " << producer->getName() << " " << why;
+  }
+
+  Group grow(Operation *root, unsigned id, bool rows) {
+    Group group{root, {}, {}, std::nullopt, {}};
     auto stop = [&](Operation *producer, const Twine &why) {
-      ++stops;
-      if (report)
-        diag.attachNote(producer->getLoc())
-            << "not fused: " << producer->getName() << " " << why;
+      group.stops.emplace_back(producer, why.str());
     };
     take(group, root, /*duplicate=*/false, id);
     // Latest producer first, so every user a producer could have in the group
@@ -129,19 +187,14 @@ private:
     while (!frontier.empty()) {
       Operation *producer = frontier.begin()->second;
       frontier.erase(frontier.begin());
-      std::optional<bool> duplicate = decide(group, producer, stop);
+      std::optional<bool> duplicate = decide(group, producer, rows, stop);
       if (!duplicate)
         continue;
+      if (auto reduce = dyn_cast<ReduceOp>(producer))
+        group.rowDims = std::min(group.rowDims.value_or(INT64_MAX),
+                                 *rowReduction(root, reduce));
       take(group, producer, *duplicate, id);
       enqueue(producer);
-    }
-    if (report) {
-      diag << "fusion of " << group.owned.size() + group.duplicated.size()
-           << " ops (" << group.duplicated.size() << " duplicated), "
-           << stops << " producer(s) left out";
-      diag.report();
-    } else {
-      diag.abandon();
     }
     return group;
   }
@@ -149,7 +202,7 @@ private:
   // Whether `producer` joins the group and if so whether as a copy; reports
   // through `stop` why not.
   template <typename StopFn>
-  std::optional<bool> decide(const Group &group, Operation *producer,
+  std::optional<bool> decide(const Group &group, Operation *producer, bool rows,
                              StopFn &stop) {
     Role role = roleOf(producer);
     if (role == Role::Constant)
@@ -159,8 +212,26 @@ private:
       return std::nullopt;
     }
     if (role == Role::Reduction) {
-      stop(producer, "is a reduction: a reduction only ends a group");
-      return std::nullopt;
+      if (!rows) {
+        stop(producer, "is a reduction and row fusion is off for this group");
+        return std::nullopt;
+      }
+      if (!rowReduction(group.root, cast<ReduceOp>(producer))) {
+        stop(producer, "is a reduction that does not reduce trailing dims of "
+                       "the root's shape");
+        return std::nullopt;
+      }
+      if (owner.count(producer) || needsCopy(group, producer)) {
+        stop(producer, "is a reduction with users outside the group");
+        return std::nullopt;
+      }
+      if (unsigned inputs = inputCountWith(group, producer, false);
+          inputs > maxInputs) {
+        stop(producer, "would give the group " + Twine(inputs) +
+                           " inputs (max " + Twine(maxInputs) + ")");
+        return std::nullopt;
+      }
+      return false;
     }
     bool duplicate = owner.count(producer) || needsCopy(group, producer);
     if (duplicate && !isCheap(producer) && !onlyFusedUsers(producer)) {
@@ -263,7 +334,7 @@ FusionOp buildFusion(const Group &group, SmallVectorImpl<Value> &outputs) {
   llvm::SetVector<Value> inputs = inputsOf(group, ordered);
   outputs = outputsOf(group, ordered);
   OpBuilder builder(group.root);
-  return FusionOp::create(
+  FusionOp fusion = FusionOp::create(
       builder, group.root->getLoc(), inputs.getArrayRef(),
       [&](OpBuilder &body, Location loc, ValueRange args) {
         IRMapping mapping;
@@ -274,6 +345,9 @@ FusionOp buildFusion(const Group &group, SmallVectorImpl<Value> &outputs) {
             outputs, [&](Value v) { return mapping.lookup(v); });
         YieldOp::create(body, loc, yielded);
       });
+  if (group.rowDims)
+    fusion->setAttr(kRowDimsAttr, builder.getI64IntegerAttr(*group.rowDims));
+  return fusion;
 }
 
 // Drops the results of `fusion` nobody uses (an op one group owns may have had
@@ -292,6 +366,7 @@ void dropUnusedResults(FusionOp fusion) {
   yield.getValuesMutable().assign(kept);
   OpBuilder builder(fusion);
   OperationState state(fusion.getLoc(), fusion->getName());
+  state.addAttributes(fusion->getAttrs());
   state.addOperands(fusion.getInputs());
   state.addTypes(ValueRange(kept).getTypes());
   state.addRegion()->takeBody(fusion.getBody());

@@ -59,7 +59,10 @@ func::FuncOp createKernel(OpBuilder &builder, Operation *op, StringRef name,
 }
 
 // The fusion's body becomes the kernel's body; its yield becomes a return.
+// A row fusion's kiln.row_dims goes with it.
 void moveFusionBody(FusionOp fusion, func::FuncOp kernel) {
+  if (Attribute rows = fusion->getAttr(kRowDimsAttr))
+    kernel->setAttr(kRowDimsAttr, rows);
   kernel.getBody().takeBody(fusion.getBody());
   Operation *yield = kernel.getBody().front().getTerminator();
   OpBuilder builder(yield);

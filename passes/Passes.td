@@ -16,7 +16,11 @@ def KilnFusePass : Pass<"kiln-fuse", "func::FuncOp"> {
     reduction op not yet grouped starts a group (its root) and pulls in its
     producers while they are elementwise ops or broadcasts whose other users
     come after the root (they become extra results of the group). A reduction
-    only ends a group: it can be a root, never a producer. A producer that is
+    is a root, or a row producer: a reduction of trailing dims [k, rank) of a
+    value of an elementwise root's shape (k >= 1), all of whose users are in
+    the group, joins it, and the fusion gets `kiln.row_dims` (the least such
+    k) for kiln-tile-rows; a row group that would have more than one result
+    is grown again without row reductions. A producer that is
     cheap to recompute (no transcendental, no division) and is also needed
     before the root is duplicated into the group; splat constants always are.
     A transpose joins the group of a consumer (which then reads its operand
@@ -120,8 +124,9 @@ def KilnConvertToLinalgPass : Pass<"kiln-convert-to-linalg", "func::FuncOp"> {
     tensor.extract_slice and tensor.concat; gather a linalg.generic of
     tensor.extract; reduce a linalg.fill of the neutral element and a
     linalg.generic with reduction iterators (float sums in f64, as the eager
-    kernels), then mean's division and keep_dims' tensor.expand_shape;
-    constants become arith.constant.
+    kernels) writing the result in its own shape (keep_dims' size-1 dims are
+    unit loops, so no reshape separates a reduction from its users), then
+    mean's division; constants become arith.constant.
 
     Library ops (matmul, conv2d, pool2d), rng, callbacks, kiln.fusion and
     kiln.yield stay as they are; the ops inside fusion bodies are converted.
@@ -139,6 +144,35 @@ def KilnConvertToLinalgPass : Pass<"kiln-convert-to-linalg", "func::FuncOp"> {
 //===----------------------------------------------------------------------===//
 // CPU code generation
 //===----------------------------------------------------------------------===//
+
+def KilnTileRowsPass : Pass<"kiln-tile-rows", "func::FuncOp"> {
+  let summary = "compute a row fusion kernel one tile of rows at a time";
+  let description = [{
+    Runs on kernel functions in linalg on tensors that carry `kiln.row_dims`
+    (kiln-fuse puts it on a group with row reductions; kiln-outline-kernels
+    carries it to the kernel). The linalg.generic producing the kernel's one
+    result is tiled along its leading `kiln.row_dims` loops (tiles of about
+    `tile-bytes` of the result: one row of each outer dim, as many of the last
+    as fit) into an scf.forall, and every producer of its tile, reductions
+    included, is fused into the loop (scf tile-and-fuse over the
+    TilingInterface). Each tile then reduces and normalizes rows that are
+    still in cache, so the kernel reads its inputs from memory once instead
+    of once per reduction. Producers fused along several paths are merged
+    again (CSE), and tensor.empty is sized to the tile, so a value two fused
+    ops share is scratch the size of a tile. A kernel the tiling cannot
+    handle is left as it was (correct, with a full-size scratch).
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"tileBytes", "tile-bytes", "int64_t", /*default=*/"131072",
+           "bytes of the result one tile aims at">,
+  ];
+}
 
 def KilnApproximateMathPass : Pass<"kiln-approximate-math", "func::FuncOp"> {
   let summary = "replace f32 transcendental math ops by polynomial approximations";

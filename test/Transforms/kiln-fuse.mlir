@@ -2,34 +2,24 @@
 // RUN: kiln-opt %s --kiln-fuse --split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kiln-fuse=max-inputs=2 --split-input-file | FileCheck %s --check-prefix=BOUND
 
-// Softmax: the max, then sub+exp with the sum as epilogue, then the division, which
-// recomputes sub+exp from x rather than have the sum's group write exp out (every user of
-// exp is fused, so recomputing it saves a store and a load of the whole tensor).
+// Softmax is one row fusion: both reductions reduce the trailing dim of the division's
+// shape and every user of theirs is in the group, so they join it as producers and the
+// fusion is marked for kiln-tile-rows (row_dims = 1: the rows are dim 0). exp is owned
+// once, read by the sum and by the division.
 // CHECK-LABEL: func.func @softmax(
 // CHECK-SAME:      %[[X:.*]]: tensor<4x8xf32>
-// CHECK:         %[[MAX:.*]] = kiln.fusion(%[[X]]) : (tensor<4x8xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    %[[F:.*]] = kiln.fusion(%[[X]]) {kiln.row_dims = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-NEXT:    ^bb0(%[[A:.*]]: tensor<4x8xf32>):
 // CHECK-NEXT:      %[[M:.*]] = kiln.reduce max %[[A]], dims = [1]
-// CHECK-NEXT:      kiln.yield %[[M]]
-// CHECK-NEXT:    }
-// CHECK-NEXT:    %[[SUM:.*]] = kiln.fusion(%[[MAX]], %[[X]]) : (tensor<4xf32>, tensor<4x8xf32>) -> tensor<4xf32> {
-// CHECK-NEXT:    ^bb0(%[[M:.*]]: tensor<4xf32>, %[[A:.*]]: tensor<4x8xf32>):
-// CHECK-NEXT:      %[[B:.*]] = kiln.broadcast_in_dim %[[M]]
-// CHECK-NEXT:      %[[S:.*]] = kiln.sub %[[A]], %[[B]]
+// CHECK-NEXT:      %[[MB:.*]] = kiln.broadcast_in_dim %[[M]]
+// CHECK-NEXT:      %[[S:.*]] = kiln.sub %[[A]], %[[MB]]
 // CHECK-NEXT:      %[[E:.*]] = kiln.exp %[[S]]
 // CHECK-NEXT:      %[[T:.*]] = kiln.reduce sum %[[E]], dims = [1]
-// CHECK-NEXT:      kiln.yield %[[T]]
+// CHECK-NEXT:      %[[TB:.*]] = kiln.broadcast_in_dim %[[T]]
+// CHECK-NEXT:      %[[D:.*]] = kiln.div %[[E]], %[[TB]]
+// CHECK-NEXT:      kiln.yield %[[D]]
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[DIV:.*]] = kiln.fusion(%[[MAX]], %[[X]], %[[SUM]])
-// CHECK-NEXT:    ^bb0
-// CHECK-NEXT:      kiln.broadcast_in_dim
-// CHECK-NEXT:      kiln.sub
-// CHECK-NEXT:      kiln.exp
-// CHECK-NEXT:      kiln.broadcast_in_dim
-// CHECK-NEXT:      kiln.div
-// CHECK-NEXT:      kiln.yield
-// CHECK-NEXT:    }
-// CHECK-NEXT:    return %[[DIV]]
+// CHECK-NEXT:    return %[[F]]
 func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %m = kiln.reduce max %x, dims = [1] : tensor<4x8xf32>
   %mb = kiln.broadcast_in_dim %m, dims = [0], shape = [4, 8] : tensor<4xf32>
@@ -39,6 +29,34 @@ func.func @softmax(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %tb = kiln.broadcast_in_dim %t, dims = [0], shape = [4, 8] : tensor<4xf32>
   %r = kiln.div %e, %tb : tensor<4x8xf32>
   return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// When the softmax's exp is also returned, a row group would have two results, which
+// kiln-tile-rows does not tile: the group grows again without row reductions, giving
+// the max, sub+exp with the sum (exp is its second result, as it must be written
+// anyway) and the division.
+// CHECK-LABEL: func.func @softmax_returning_exp(
+// CHECK-NOT:     kiln.row_dims
+// CHECK:         kiln.reduce max
+// CHECK:         kiln.yield
+// CHECK:         %[[SUM:.*]]:2 = kiln.fusion
+// CHECK:           kiln.exp
+// CHECK:           kiln.reduce sum
+// CHECK:           kiln.yield
+// CHECK:         %[[DIV:.*]] = kiln.fusion(%[[SUM]]#1, %[[SUM]]#0)
+// CHECK:           kiln.div
+// CHECK:         return %[[SUM]]#0, %[[DIV]]
+func.func @softmax_returning_exp(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %m = kiln.reduce max %x, dims = [1] : tensor<4x8xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0], shape = [4, 8] : tensor<4xf32>
+  %s = kiln.sub %x, %mb : tensor<4x8xf32>
+  %e = kiln.exp %s : tensor<4x8xf32>
+  %t = kiln.reduce sum %e, dims = [1] : tensor<4x8xf32>
+  %tb = kiln.broadcast_in_dim %t, dims = [0], shape = [4, 8] : tensor<4xf32>
+  %r = kiln.div %e, %tb : tensor<4x8xf32>
+  return %e, %r : tensor<4x8xf32>, tensor<4x8xf32>
 }
 
 // -----

@@ -178,22 +178,22 @@ func.func @locations(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   return %1 : tensor<2x2xf32>
 }
 
-// After kiln-fuse, a softmax followed by a matmul is a host schedule of calls only: fusion
-// kernels for the softmax (its reductions end groups), a library kernel for the matmul.
+// After kiln-fuse, a softmax followed by a matmul is a host schedule of calls only: one
+// row-fusion kernel for the softmax (its kiln.row_dims goes with it), a library kernel
+// for the matmul.
 // FUSE-LABEL: func.func @softmax_matmul(
 // FUSE-SAME:    %[[X:.*]]: tensor<4x8xf32> {kiln.input = 0 : i64}, %[[W:.*]]: tensor<8x3xf32> {kiln.input = 1 : i64}
 // FUSE-SAME:    -> (tensor<4x3xf32> {kiln.output = 0 : i64})
 // FUSE-NOT:     kiln.
-// FUSE:         %[[P:.*]] = call @softmax_matmul_kernel_[[SOFTMAX:[0-9]+]]({{.*}} -> tensor<4x8xf32>{{$}}
+// FUSE:         %[[P:.*]] = call @softmax_matmul_kernel_[[SOFTMAX:[0-9]+]](%[[X]]) : (tensor<4x8xf32>) -> tensor<4x8xf32>{{$}}
 // FUSE-NEXT:    %[[Y:.*]] = call @softmax_matmul_kernel_[[MATMUL:[0-9]+]](%[[P]], %[[W]])
 // FUSE-NOT:     kiln.
 // FUSE:         return %[[Y]]
-// FUSE:       func.func private @softmax_matmul_kernel_0(
-// FUSE-SAME:    attributes {kiln.kernel = "fusion"}
+// FUSE:       func.func private @softmax_matmul_kernel_[[SOFTMAX]](
+// FUSE-SAME:    attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64}
 // FUSE:         kiln.reduce max
 // FUSE:         kiln.exp
-// FUSE:       func.func private @softmax_matmul_kernel_[[SOFTMAX]](
-// FUSE-SAME:    attributes {kiln.kernel = "fusion"}
+// FUSE:         kiln.reduce sum
 // FUSE:         kiln.div
 // FUSE:       func.func private @softmax_matmul_kernel_[[MATMUL]](
 // FUSE-SAME:    attributes {kiln.kernel = "library"}

@@ -85,25 +85,6 @@ Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value v) {
              : arith::MinimumFOp::create(b, loc, acc, v).getResult();
 }
 
-// How keep_dims' size-1 dims join the kept ones: each reduced dim goes with
-// the next kept dim (the last ones with the last kept dim); none if all are
-// reduced (the reduction is then a scalar).
-SmallVector<ReassociationIndices> keptGroups(int64_t rank,
-                                             ArrayRef<int64_t> dims) {
-  SmallVector<ReassociationIndices> groups;
-  ReassociationIndices pending;
-  for (int64_t d = 0; d < rank; ++d) {
-    pending.push_back(d);
-    if (!llvm::is_contained(dims, d)) {
-      groups.push_back(pending);
-      pending.clear();
-    }
-  }
-  if (!groups.empty())
-    llvm::append_range(groups.back(), pending);
-  return groups;
-}
-
 struct ReduceToGeneric : OpConversionPattern<ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -120,19 +101,32 @@ struct ReduceToGeneric : OpConversionPattern<ReduceOp> {
     ArrayRef<int64_t> dims = op.getDims();
     Type accType = accumulatorTypeOf(kind, element);
 
+    // Loops: with keep_dims first one of extent 1 per reduced dim (the result's
+    // size-1 dims), then one per dim of `x`. The result is written in its own
+    // shape, so no reshape stands between the reduction and its users, which
+    // kiln-tile-rows needs to fuse the reduction into their row loop.
+    const bool keep = op.getKeepDims();
+    const int64_t rank = xType.getRank();
+    const int64_t extra = keep ? int64_t(dims.size()) : 0;
     SmallVector<int64_t> keptShape;
-    SmallVector<AffineExpr> keptDims;
-    SmallVector<utils::IteratorType> iterators;
-    int64_t count = 1;
-    for (int64_t d = 0; d < xType.getRank(); ++d) {
+    SmallVector<AffineExpr> resultDims;
+    SmallVector<utils::IteratorType> iterators(extra,
+                                               utils::IteratorType::parallel);
+    int64_t count = 1, unit = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      AffineExpr loop = rewriter.getAffineDimExpr(extra + d);
       if (llvm::is_contained(dims, d)) {
         iterators.push_back(utils::IteratorType::reduction);
         count *= xType.getDimSize(d);
+        if (keep) {
+          keptShape.push_back(1);
+          resultDims.push_back(rewriter.getAffineDimExpr(unit++));
+        }
         continue;
       }
       iterators.push_back(utils::IteratorType::parallel);
       keptShape.push_back(xType.getDimSize(d));
-      keptDims.push_back(rewriter.getAffineDimExpr(d));
+      resultDims.push_back(loop);
     }
 
     auto accTensor = RankedTensorType::get(keptShape, accType);
@@ -142,8 +136,9 @@ struct ReduceToGeneric : OpConversionPattern<ReduceOp> {
     Value filled =
         linalg::FillOp::create(rewriter, loc, neutral, init).getResult(0);
     SmallVector<AffineMap> maps = {
-        rewriter.getMultiDimIdentityMap(xType.getRank()),
-        AffineMap::get(xType.getRank(), 0, keptDims, getContext())};
+        AffineMap::getMultiDimIdentityMap(rank, getContext())
+            .shiftDims(extra),
+        AffineMap::get(extra + rank, 0, resultDims, getContext())};
     Value result =
         linalg::GenericOp::create(
             rewriter, loc, TypeRange{accTensor}, x, filled, maps, iterators,
@@ -171,10 +166,6 @@ struct ReduceToGeneric : OpConversionPattern<ReduceOp> {
             return convertScalar(b, nestedLoc, v, element);
           });
     }
-    if (op.getKeepDims())
-      result =
-          tensor::ExpandShapeOp::create(rewriter, loc, op.getType(), result,
-                                        keptGroups(xType.getRank(), dims));
     rewriter.replaceOp(op, result);
     return success();
   }

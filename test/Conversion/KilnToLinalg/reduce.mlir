@@ -3,7 +3,8 @@
 // kiln-convert-to-linalg on kiln.reduce: linalg.fill of the neutral element, a
 // linalg.generic with reduction iterators over `dims`, then the rounding to the
 // element type (float sums and products accumulate in f64, as the eager
-// kernels), mean's division by the count and keep_dims' expand_shape.
+// kernels) and mean's division by the count. With keep_dims the generic writes
+// the kept shape itself (one unit loop per reduced dim), with no reshape.
 
 // CHECK-DAG:   #[[ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG:   #[[KEPT:.*]] = affine_map<(d0, d1, d2) -> (d1)>
@@ -30,8 +31,13 @@ func.func @sum_f32(%x: tensor<2x3x4xf32>) -> tensor<3xf32> {
 // -----
 
 // mean divides the f64 sum by the count, rounds to f16 through f32, and keeps
-// the reduced dim as size 1.
+// the reduced dim as size 1: loop d0 is the kept unit dim, d2 the reduced one.
+// CHECK-DAG:   #[[XMAP:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG:   #[[KMAP:.*]] = affine_map<(d0, d1, d2) -> (d1, d0)>
 // CHECK-LABEL: func.func @mean_keep_dims_f16(
+// CHECK:         linalg.fill {{.*}} -> tensor<4x1xf64>
+// CHECK:         linalg.generic {indexing_maps = [#[[XMAP]], #[[KMAP]]], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME:      outs(%{{.*}} : tensor<4x1xf64>)
 // CHECK:         ^bb0(%[[IN:.*]]: f16, %[[OUT:.*]]: f64):
 // CHECK:           %[[W:.*]] = arith.extf %[[IN]] : f16 to f32
 // CHECK:           %[[WW:.*]] = arith.extf %[[W]] : f32 to f64
@@ -41,8 +47,9 @@ func.func @sum_f32(%x: tensor<2x3x4xf32>) -> tensor<3xf32> {
 // CHECK:           %[[M:.*]] = arith.divf %[[SUM]], %[[N]] : f64
 // CHECK:           %[[F:.*]] = arith.truncf %[[M]] : f64 to f32
 // CHECK:           arith.truncf %[[F]] : f32 to f16
-// CHECK:         %[[K:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [4, 1] : tensor<4xf16> into tensor<4x1xf16>
-// CHECK:         return %[[K]]
+// CHECK:         } -> tensor<4x1xf16>
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         return
 func.func @mean_keep_dims_f16(%x: tensor<4x3xf16>) -> tensor<4x1xf16> {
   %0 = kiln.reduce mean %x, dims = [1] keep_dims : tensor<4x3xf16>
   return %0 : tensor<4x1xf16>
@@ -51,17 +58,17 @@ func.func @mean_keep_dims_f16(%x: tensor<4x3xf16>) -> tensor<4x1xf16> {
 // -----
 
 // Float max starts at -inf and takes a NaN (maximumf propagates it); no rounding step.
-// All dims reduced with keep_dims: the scalar expands to all ones.
+// All dims reduced with keep_dims: two unit loops, two reduction loops.
 // CHECK-LABEL: func.func @max_all_keep_dims(
 // CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK:         %[[FILL:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<f32>) -> tensor<f32>
-// CHECK:         %[[ACC:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]
+// CHECK:         %[[FILL:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<1x1xf32>) -> tensor<1x1xf32>
+// CHECK:         %[[ACC:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction"]
 // CHECK:         ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
 // CHECK:           %[[R:.*]] = arith.maximumf %[[OUT]], %[[IN]] : f32
 // CHECK:           linalg.yield %[[R]] : f32
 // CHECK-NOT:     linalg.generic
-// CHECK:         %[[K:.*]] = tensor.expand_shape %[[ACC]] [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>
-// CHECK:         return %[[K]]
+// CHECK-NOT:     tensor.expand_shape
+// CHECK:         return %[[ACC]] : tensor<1x1xf32>
 func.func @max_all_keep_dims(%x: tensor<4x3xf32>) -> tensor<1x1xf32> {
   %0 = kiln.reduce max %x, dims = [0, 1] keep_dims : tensor<4x3xf32>
   return %0 : tensor<1x1xf32>

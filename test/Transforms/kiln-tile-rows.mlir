@@ -1,0 +1,74 @@
+// kiln-tile-rows: a kernel marked kiln.row_dims (a row fusion of kiln-fuse) becomes one
+// scf.forall over tiles of rows, with its reductions fused into the loop.
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-convert-to-linalg,linalg-fuse-elementwise-ops,kiln-tile-rows{tile-bytes=32768}))' | FileCheck %s
+
+// Softmax over rows of 1024 floats: 32 KiB tiles are 8 rows. Inside the loop: the max,
+// exp computed once into a tile-sized scratch (the sum and the division both read it),
+// the f64 sum, and the division written into the tile of the result. No tensor.empty of
+// the full shape is left but the loop's shared output.
+// CHECK-LABEL: func.func private @softmax(
+// CHECK-SAME:      %[[X:.*]]: tensor<64x1024xf32>
+// CHECK:         %[[OUT:.*]] = tensor.empty() : tensor<64x1024xf32>
+// CHECK-NOT:     tensor.empty() : tensor<64x
+// CHECK:         %[[R:.*]] = scf.forall (%[[I:.*]]) = (0) to (64) step (8) shared_outs(%[[ACC:.*]] = %[[OUT]]) -> (tensor<64x1024xf32>) {
+// CHECK:           %[[XT:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [8, 1024] [1, 1]
+// CHECK:           %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XT]] : tensor<8x1024xf32>)
+// CHECK:             arith.maximumf
+// CHECK:           %[[EXP:.*]] = linalg.generic {{.*}} ins(%[[XT]], %[[MAX]] : tensor<8x1024xf32>, tensor<8x1xf32>)
+// CHECK:             math.exp
+// CHECK-NOT:         math.exp
+// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[EXP]] : tensor<8x1024xf32>) outs(%{{.*}} : tensor<8x1xf64>)
+// CHECK:           %[[OT:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0] [8, 1024] [1, 1]
+// CHECK:           %[[DIV:.*]] = linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<8x1024xf32>, tensor<8x1xf64>) outs(%[[OT]] : tensor<8x1024xf32>)
+// CHECK:             arith.divf
+// CHECK:           scf.forall.in_parallel {
+// CHECK-NEXT:        tensor.parallel_insert_slice %[[DIV]] into %[[ACC]][%[[I]], 0] [8, 1024] [1, 1]
+// CHECK:         return %[[R]]
+func.func private @softmax(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+  %m = kiln.reduce max %x, dims = [1] keep_dims : tensor<64x1024xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [64, 1024] : tensor<64x1xf32>
+  %s = kiln.sub %x, %mb : tensor<64x1024xf32>
+  %e = kiln.exp %s : tensor<64x1024xf32>
+  %t = kiln.reduce sum %e, dims = [1] keep_dims : tensor<64x1024xf32>
+  %tb = kiln.broadcast_in_dim %t, dims = [0, 1], shape = [64, 1024] : tensor<64x1xf32>
+  %r = kiln.div %e, %tb : tensor<64x1024xf32>
+  return %r : tensor<64x1024xf32>
+}
+
+// -----
+
+// Two row dims ([batch, seq, hidden], normalized over hidden): one row of the batch
+// dim and as many of the seq dim as fit (32 KiB / 256 B = 128, so all 16 here); the
+// scale vector is read whole.
+// CHECK-LABEL: func.func private @two_row_dims(
+// CHECK:         scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (3, 16) step (1, 16)
+// CHECK:           linalg.generic {{.*}}"reduction"
+// CHECK:         scf.forall.in_parallel
+func.func private @two_row_dims(%x: tensor<3x16x64xf32>, %g: tensor<64xf32>) -> tensor<3x16x64xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 2 : i64} {
+  %m = kiln.reduce mean %x, dims = [2] keep_dims : tensor<3x16x64xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1, 2], shape = [3, 16, 64] : tensor<3x16x1xf32>
+  %c = kiln.sub %x, %mb : tensor<3x16x64xf32>
+  %gb = kiln.broadcast_in_dim %g, dims = [2], shape = [3, 16, 64] : tensor<64xf32>
+  %r = kiln.mul %c, %gb : tensor<3x16x64xf32>
+  return %r : tensor<3x16x64xf32>
+}
+
+// -----
+
+// Without kiln.row_dims, or with more than one result, a kernel is left alone.
+// CHECK-LABEL: func.func private @unmarked(
+// CHECK-NOT:     scf.forall
+// CHECK-LABEL: func.func private @two_results(
+// CHECK-NOT:     scf.forall
+func.func private @unmarked(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> attributes {kiln.kernel = "fusion"} {
+  %m = kiln.reduce max %x, dims = [1] keep_dims : tensor<64x1024xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [64, 1024] : tensor<64x1xf32>
+  %s = kiln.sub %x, %mb : tensor<64x1024xf32>
+  return %s : tensor<64x1024xf32>
+}
+func.func private @two_results(%x: tensor<64x1024xf32>) -> (tensor<64x1024xf32>, tensor<64x1xf32>) attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+  %m = kiln.reduce max %x, dims = [1] keep_dims : tensor<64x1024xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [64, 1024] : tensor<64x1xf32>
+  %s = kiln.sub %x, %mb : tensor<64x1024xf32>
+  return %s, %m : tensor<64x1024xf32>, tensor<64x1xf32>
+}
