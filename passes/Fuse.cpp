@@ -190,9 +190,6 @@ private:
       std::optional<bool> duplicate = decide(group, producer, rows, stop);
       if (!duplicate)
         continue;
-      if (auto reduce = dyn_cast<ReduceOp>(producer))
-        group.rowDims = std::min(group.rowDims.value_or(INT64_MAX),
-                                 *rowReduction(root, reduce));
       take(group, producer, *duplicate, id);
       enqueue(producer);
     }
@@ -200,9 +197,9 @@ private:
   }
 
   // Whether `producer` joins the group and if so whether as a copy; reports
-  // through `stop` why not.
+  // through `stop` why not. A row reduction that joins narrows group.rowDims.
   template <typename StopFn>
-  std::optional<bool> decide(const Group &group, Operation *producer, bool rows,
+  std::optional<bool> decide(Group &group, Operation *producer, bool rows,
                              StopFn &stop) {
     Role role = roleOf(producer);
     if (role == Role::Constant)
@@ -216,7 +213,9 @@ private:
         stop(producer, "is a reduction and row fusion is off for this group");
         return std::nullopt;
       }
-      if (!rowReduction(group.root, cast<ReduceOp>(producer))) {
+      std::optional<int64_t> firstReduced =
+          rowReduction(group.root, cast<ReduceOp>(producer));
+      if (!firstReduced) {
         stop(producer, "is a reduction that does not reduce trailing dims of "
                        "the root's shape");
         return std::nullopt;
@@ -231,6 +230,7 @@ private:
                            " inputs (max " + Twine(maxInputs) + ")");
         return std::nullopt;
       }
+      group.rowDims = std::min(group.rowDims.value_or(*firstReduced), *firstReduced);
       return false;
     }
     bool duplicate = owner.count(producer) || needsCopy(group, producer);

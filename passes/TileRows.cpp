@@ -85,8 +85,7 @@ struct KilnTileRowsPass : impl::KilnTileRowsPassBase<KilnTileRowsPass> {
     IRRewriter rewriter(context);
     rewriter.setInsertionPoint(root);
     FailureOr<scf::SCFTileAndFuseResult> tiled =
-        scf::tileConsumerAndFuseProducersUsingSCF(
-            rewriter, tileable, options);
+        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, tileable, options);
     if (failed(tiled))
       return;  // untiled is still correct
     rewriter.replaceOp(root, tiled->replacements.lookup(root->getResult(0)));
