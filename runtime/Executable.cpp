@@ -90,7 +90,7 @@ extern "C" void kiln_rt_host_op(void* runtime, int64_t id, void* const* operands
 
 // Bumped whenever the pipeline's output for the same module changes, so old disk cache
 // entries stop matching (buildIdentity() also changes with every build of Kiln).
-constexpr std::string_view kPipelineVersion = "kiln-cpu-pipeline/6";
+constexpr std::string_view kPipelineVersion = "kiln-cpu-pipeline/7";
 
 // The build of Kiln this code belongs to: the path, size and modification time of the
 // binary or shared library holding it, so a rebuilt compiler never reuses old entries.

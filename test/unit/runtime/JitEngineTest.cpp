@@ -6,11 +6,14 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/BinaryFormat/ELF.h"
+#include "llvm/Object/ObjectFile.h"
 
 namespace kiln::runtime {
 namespace {
@@ -36,7 +39,9 @@ llvm.func @scale(%p: !llvm.ptr, %n: i64, %s: f32) {
   %addr = llvm.getelementptr %p[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
   %v = llvm.load %addr : !llvm.ptr -> f32
   %w = llvm.fmul %v, %s : f32
-  llvm.store %w, %addr : f32, !llvm.ptr
+  %quarter = llvm.mlir.constant(0.25 : f32) : f32
+  %u = llvm.fadd %w, %quarter : f32
+  llvm.store %u, %addr : f32, !llvm.ptr
   %next = llvm.add %i, %c1 : i64
   llvm.br ^loop(%next : i64)
 ^exit:
@@ -69,7 +74,7 @@ TEST_F(JitEngineTest, CompiledCodeRunsAndCallsTheRuntime) {
   for (size_t i = 0; i < data.size(); ++i) data[i] = float(i);
   auto scale = reinterpret_cast<void (*)(float*, int64_t, float)>(engine->lookup("scale"));
   scale(data.data(), int64_t(data.size()), 0.5f);
-  for (size_t i = 0; i < data.size(); ++i) ASSERT_EQ(data[i], float(i) * 0.5f) << i;
+  for (size_t i = 0; i < data.size(); ++i) ASSERT_EQ(data[i], float(i) * 0.5f + 0.25f) << i;
 }
 
 TEST_F(JitEngineTest, TheSameModuleGivesTheSameObject) {
@@ -82,6 +87,38 @@ TEST_F(JitEngineTest, AnObjectLinksIntoSeveralEngines) {
   auto a = JitEngine::link(object, symbols, "test", SourceLoc::current());
   auto b = JitEngine::link(object, symbols, "test", SourceLoc::current());
   EXPECT_NE(a->lookup("twice_plus_one"), b->lookup("twice_plus_one"));
+}
+
+// Compiled code reaches its constants and the runtime PC-relatively (small code model, PIC,
+// as LLJIT picks for JITLink): a 64-bit relocation in the code (absolute or GOT-relative)
+// means the large model, where every constant load first puts an address in a register, and fused kernels
+// spill inside their loops.
+TEST_F(JitEngineTest, CodeAddressesItsConstantsRelativeToThePc) {
+  if (HostTarget::get().triple.rfind("x86_64", 0) != 0)
+    GTEST_SKIP() << "SKIPPED: checks x86-64 relocations; this host is " << HostTarget::get().triple;
+  std::string object = compile(kProgram);  // a vectorised loop with a constant, and a call
+  auto file = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "kiln-object"));
+  ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+  int relocations = 0;
+  for (const llvm::object::SectionRef& section : (*file)->sections()) {
+    // ELF keeps a section's relocations in a section of their own (.rela.text).
+    llvm::Expected<llvm::object::section_iterator> target = section.getRelocatedSection();
+    ASSERT_TRUE(bool(target)) << llvm::toString(target.takeError());
+    if (*target == (*file)->section_end() || !(*target)->isText()) continue;
+    for (const llvm::object::RelocationRef& relocation : section.relocations()) {
+      ++relocations;
+      llvm::SmallString<32> name;
+      relocation.getTypeName(name);
+      const uint64_t type = relocation.getType();
+      EXPECT_TRUE(type == llvm::ELF::R_X86_64_PC32 || type == llvm::ELF::R_X86_64_PLT32 ||
+                  type == llvm::ELF::R_X86_64_GOTPCREL ||
+                  type == llvm::ELF::R_X86_64_GOTPCRELX ||
+                  type == llvm::ELF::R_X86_64_REX_GOTPCRELX)
+          << "relocation " << name.str().str() << " in the code is not 32-bit PC-relative";
+    }
+  }
+  EXPECT_GT(relocations, 0) << "the constants and the call went unrelocated";
 }
 
 TEST_F(JitEngineTest, AMissingFunctionIsACompileError) {
