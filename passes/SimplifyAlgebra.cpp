@@ -102,6 +102,36 @@ struct SubOfNeg : OpRewritePattern<SubOp> {
   }
 };
 
+// x / broadcast(s) -> x * broadcast(1 / s), for floats, when the broadcast repeats each
+// element of s: one division per element of s instead of one per element of x (softmax
+// divides each row by its sum). x * (1/s) may differ from x / s in the last bit (at most
+// 1.5 ulp against 0.5), and for a subnormal s, whose reciprocal overflows to inf; PyTorch's
+// own CPU softmax multiplies by the reciprocal the same way.
+struct DivByBroadcast : OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DivOp op,
+                                PatternRewriter &rewriter) const override {
+    auto broadcast = op.getRhs().getDefiningOp<BroadcastInDimOp>();
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!broadcast || !type || !isa<FloatType>(type.getElementType()))
+      return failure();
+    auto divisorType = cast<RankedTensorType>(broadcast.getX().getType());
+    if (!divisorType.hasStaticShape() || !type.hasStaticShape() ||
+        divisorType.getNumElements() >= type.getNumElements())
+      return rewriter.notifyMatchFailure(op, "the broadcast repeats nothing");
+    Location loc = op.getLoc();
+    Value one = ConstantOp::create(
+        rewriter, loc,
+        cast<ElementsAttr>(DenseElementsAttr::get(
+            divisorType, rewriter.getFloatAttr(divisorType.getElementType(), 1.0))));
+    Value reciprocal = DivOp::create(rewriter, loc, one, broadcast.getX());
+    Value spread = BroadcastInDimOp::create(rewriter, broadcast.getLoc(), reciprocal,
+                                            broadcast.getDims(), broadcast.getShape());
+    rewriter.replaceOpWithNewOp<MulOp>(op, op.getLhs(), spread);
+    return success();
+  }
+};
+
 // Whether `transpose` swaps the last two dims and keeps the others (batch) in place:
 // the transpose a matmul's transpose_a/transpose_b flags express.
 bool swapsLastTwo(TransposeOp transpose) {
@@ -187,7 +217,7 @@ struct KilnSimplifyPass : impl::KilnSimplifyPassBase<KilnSimplifyPass> {
 } // namespace
 
 void populateSimplifyAlgebraPatterns(RewritePatternSet &patterns) {
-  patterns.add<AddOfNeg, MatmulOfTranspose, SinkLayoutBelowElementwise, SubOfNeg,
+  patterns.add<AddOfNeg, DivByBroadcast, MatmulOfTranspose, SinkLayoutBelowElementwise, SubOfNeg,
                TransposeOfMatmul>(patterns.getContext());
 }
 

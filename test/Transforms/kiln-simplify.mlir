@@ -122,3 +122,30 @@ func.func @matmul_transposes(%x: tensor<8x4xf32>, %w: tensor<3x4xf32>, %dy: tens
   %p = kiln.matmul %bt, %ct : tensor<5x2x4xf32>, tensor<5x4x3xf32>
   return %y, %gt, %p : tensor<8x3xf32>, tensor<3x4xf32>, tensor<5x2x3xf32>
 }
+
+// -----
+
+// Dividing by a broadcast row value divides once per row: x / broadcast(s) becomes
+// x * broadcast(1 / s). Integers keep their division, as does a divisor that is not
+// broadcast.
+// CHECK-LABEL: func.func @div_by_broadcast(
+// CHECK-SAME:      %[[X:.*]]: tensor<4x8xf32>, %[[S:.*]]: tensor<4x1xf32>, %[[Y:.*]]: tensor<4x8xf32>,
+// CHECK-SAME:      %[[I:.*]]: tensor<4x8xi32>, %[[J:.*]]: tensor<4x1xi32>
+// CHECK-DAG:     %[[ONE:.*]] = kiln.constant dense<1.000000e+00> : tensor<4x1xf32>
+// CHECK-DAG:     %[[R:.*]] = kiln.div %[[ONE]], %[[S]] : tensor<4x1xf32>
+// CHECK:         %[[RB:.*]] = kiln.broadcast_in_dim %[[R]], dims = [0, 1], shape = [4, 8]
+// CHECK:         %[[Q:.*]] = kiln.mul %[[X]], %[[RB]] : tensor<4x8xf32>
+// CHECK:         %[[Z:.*]] = kiln.div %[[Q]], %[[Y]] : tensor<4x8xf32>
+// CHECK:         %[[JB:.*]] = kiln.broadcast_in_dim %[[J]], dims = [0, 1], shape = [4, 8]
+// CHECK:         %[[K:.*]] = kiln.div %[[I]], %[[JB]] : tensor<4x8xi32>
+// CHECK:         return %[[Z]], %[[K]]
+func.func @div_by_broadcast(%x: tensor<4x8xf32>, %s: tensor<4x1xf32>, %y: tensor<4x8xf32>,
+                            %i: tensor<4x8xi32>, %j: tensor<4x1xi32>)
+    -> (tensor<4x8xf32>, tensor<4x8xi32>) {
+  %b = kiln.broadcast_in_dim %s, dims = [0, 1], shape = [4, 8] : tensor<4x1xf32>
+  %q = kiln.div %x, %b : tensor<4x8xf32>
+  %z = kiln.div %q, %y : tensor<4x8xf32>
+  %jb = kiln.broadcast_in_dim %j, dims = [0, 1], shape = [4, 8] : tensor<4x1xi32>
+  %k = kiln.div %i, %jb : tensor<4x8xi32>
+  return %z, %k : tensor<4x8xf32>, tensor<4x8xi32>
+}
