@@ -157,7 +157,13 @@ def KilnTileRowsPass : Pass<"kiln-tile-rows", "func::FuncOp"> {
     included, is fused into the loop (scf tile-and-fuse over the
     TilingInterface). Each tile then reduces and normalizes rows that are
     still in cache, so the kernel reads its inputs from memory once instead
-    of once per reduction. Producers fused along several paths are merged
+    of once per reduction. Before tiling, a cheap all-parallel producer with
+    several users (at most four arith ops in its payload) is fused into each of
+    them, a copy each, so its values are recomputed from the tile's inputs
+    instead of stored to a scratch tile; a costlier one with several users, one
+    of them a reduction, is fused into that reduction, which then also yields
+    its values (one loop computes, stores and reduces them). Producers fused
+    along several paths are merged
     again (CSE), and tensor.empty is sized to the tile, so a value two fused
     ops share is scratch the size of a tile. A kernel the tiling cannot
     handle is left as it was (correct, with a full-size scratch).

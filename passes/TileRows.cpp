@@ -3,7 +3,9 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -55,6 +57,124 @@ linalg::GenericOp rowRoot(func::FuncOp kernel, int64_t rowDims) {
   return root;
 }
 
+// Whether `op` costs less to compute again in each of its users than to store and
+// read back: all loops parallel, one result, a payload of a few arith ops. (A
+// transcendental is worth its store.)
+bool isCheapToRecompute(linalg::GenericOp op) {
+  constexpr int kMaxOps = 4;
+  if (op.getNumReductionLoops() != 0 || op->getNumResults() != 1 ||
+      !op.hasPureTensorSemantics())
+    return false;
+  int ops = 0;
+  for (Operation &inner : op.getRegion().front().without_terminator()) {
+    if (!isa<arith::ArithDialect>(inner.getDialect()) || ++ops > kMaxOps)
+      return false;
+  }
+  return true;
+}
+
+// Fuses each cheap elementwise producer with several users (layer_norm's x - mean
+// feeds the variance and the normalisation) into every one of them, a copy each.
+// Tiled as it is, such a producer is stored to a tile-sized scratch buffer and read
+// back once per user; fused, each user recomputes it from inputs it reads anyway.
+void recomputeCheapProducers(func::FuncOp kernel, RewriterBase &rewriter) {
+  SmallVector<linalg::GenericOp> producers;
+  kernel.walk([&](linalg::GenericOp op) {
+    if (!op->getResult(0).hasOneUse() && !op->getResult(0).use_empty() &&
+        isCheapToRecompute(op) &&
+        llvm::all_of(op->getResult(0).getUsers(),
+                     [](Operation *user) { return isa<linalg::GenericOp>(user); }))
+      producers.push_back(op);
+  });
+  for (linalg::GenericOp producer : producers) {
+    SmallVector<OpOperand *> uses = llvm::map_to_vector(
+        producer->getResult(0).getUses(), [](OpOperand &use) { return &use; });
+    if (!llvm::all_of(uses, [](OpOperand *use) {
+          return linalg::areElementwiseOpsFusable(use);
+        }))
+      continue;
+    // A copy of the producer for each user, so that fusing it keeps no result of
+    // the producer alive for the others.
+    for (OpOperand *use : uses) {
+      rewriter.setInsertionPoint(producer);
+      Operation *copy = rewriter.clone(*producer);
+      rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(copy->getResult(0)); });
+      rewriter.setInsertionPoint(use->getOwner());  // the fused op replaces the user
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, use);
+      if (failed(fused))
+        continue;  // the user reads the copy's stored result, as it read the producer's
+      Operation *consumer = use->getOwner();
+      for (Value result : consumer->getResults())
+        rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+      rewriter.eraseOp(consumer);
+      rewriter.eraseOp(copy);
+    }
+    rewriter.eraseOp(producer);
+  }
+}
+
+// Fuses each costly elementwise producer with several users, one of them a
+// reduction (softmax's exp feeds the row sum and the division), into that reduction,
+// which then also yields the producer's values for the other users: one loop computes
+// the values, stores them and reduces them, where tiled as it is the reduction would
+// read back a scratch tile the producer's loop had just written.
+void storeWhileReducing(func::FuncOp kernel, RewriterBase &rewriter) {
+  SmallVector<std::pair<linalg::GenericOp, OpOperand *>> candidates;
+  kernel.walk([&](linalg::GenericOp op) {
+    Value result = op->getResult(0);
+    if (op->getNumResults() != 1 || result.hasOneUse() || result.use_empty() ||
+        op.getNumReductionLoops() != 0 || isCheapToRecompute(op))
+      return;
+    OpOperand *reduction = nullptr;
+    for (OpOperand &use : result.getUses()) {
+      auto user = dyn_cast<linalg::GenericOp>(use.getOwner());
+      if (!user || user.getNumReductionLoops() == 0)
+        continue;
+      if (reduction)
+        return;  // two reductions: fuse into neither
+      reduction = &use;
+    }
+    // The fused op stands where the reduction is, so it must come before the others.
+    if (!reduction || !linalg::areElementwiseOpsFusable(reduction) ||
+        llvm::any_of(result.getUsers(), [&](Operation *user) {
+          return user != reduction->getOwner() &&
+                 (user->getBlock() != reduction->getOwner()->getBlock() ||
+                  user->isBeforeInBlock(reduction->getOwner()));
+        }))
+      return;
+    candidates.emplace_back(op, reduction);
+  });
+  for (auto [producer, use] : candidates) {
+    Operation *consumer = use->getOwner();
+    rewriter.setInsertionPoint(consumer);
+    FailureOr<linalg::ElementwiseOpFusionResult> fused =
+        linalg::fuseElementwiseOps(rewriter, use);
+    if (failed(fused))
+      continue;
+    Value values = fused->replacements.lookup(producer->getResult(0));
+    if (!values)
+      continue;  // cannot happen: the producer had other users, so its values are kept
+    for (Value result : consumer->getResults())
+      rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
+    rewriter.replaceAllUsesWith(producer->getResult(0), values);
+    rewriter.eraseOp(consumer);
+    rewriter.eraseOp(producer);
+  }
+}
+
+// Row kernels: fuses producers with several users into them (see the two above),
+// then drops results nobody reads: fusing into a reduction may keep a producer's
+// values as an extra result (linalg keeps them when it cannot tell the operand is
+// droppable), and unused they would still be stored.
+void fuseMultiUseProducers(func::FuncOp kernel, RewriterBase &rewriter) {
+  recomputeCheapProducers(kernel, rewriter);
+  storeWhileReducing(kernel, rewriter);
+  RewritePatternSet patterns(kernel.getContext());
+  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+  (void)applyPatternsGreedily(kernel, std::move(patterns));
+}
+
 struct KilnTileRowsPass : impl::KilnTileRowsPassBase<KilnTileRowsPass> {
   using Base::Base;
 
@@ -76,13 +196,18 @@ struct KilnTileRowsPass : impl::KilnTileRowsPassBase<KilnTileRowsPass> {
       return signalPassFailure();
     }
     MLIRContext *context = &getContext();
+    IRRewriter rewriter(context);
+    fuseMultiUseProducers(kernel, rewriter);
+    root = rowRoot(kernel, rows.getInt());  // fusing into the root replaced it
+    if (!root)
+      return;
+    tileable = cast<TilingInterface>(root.getOperation());
     scf::SCFTilingOptions tiling;
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
     tiling.setTileSizes(getAsIndexOpFoldResult(
         context, rowTileSizes(root, rows.getInt(), tileBytes)));
     scf::SCFTileAndFuseOptions options;
     options.setTilingOptions(tiling);
-    IRRewriter rewriter(context);
     rewriter.setInsertionPoint(root);
     FailureOr<scf::SCFTileAndFuseResult> tiled =
         scf::tileConsumerAndFuseProducersUsingSCF(rewriter, tileable, options);

@@ -2,10 +2,10 @@
 // scf.forall over tiles of rows, with its reductions fused into the loop.
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-convert-to-linalg,linalg-fuse-elementwise-ops,kiln-tile-rows{tile-bytes=32768}))' | FileCheck %s
 
-// Softmax over rows of 1024 floats: 32 KiB tiles are 8 rows. Inside the loop: the max,
-// exp computed once into a tile-sized scratch (the sum and the division both read it),
-// the f64 sum, and the division written into the tile of the result. No tensor.empty of
-// the full shape is left but the loop's shared output.
+// Softmax over rows of 1024 floats: 32 KiB tiles are 8 rows. Inside the loop: the max;
+// then one loop that computes exp, stores it to a tile-sized scratch (the division reads
+// it) and sums it in f64; then the division written into the tile of the result. No
+// tensor.empty of the full shape is left but the loop's shared output.
 // CHECK-LABEL: func.func private @softmax(
 // CHECK-SAME:      %[[X:.*]]: tensor<64x1024xf32>
 // CHECK:         %[[OUT:.*]] = tensor.empty() : tensor<64x1024xf32>
@@ -14,12 +14,13 @@
 // CHECK:           %[[XT:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [8, 1024] [1, 1]
 // CHECK:           %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XT]] : tensor<8x1024xf32>)
 // CHECK:             arith.maximumf
-// CHECK:           %[[EXP:.*]] = linalg.generic {{.*}} ins(%[[XT]], %[[MAX]] : tensor<8x1024xf32>, tensor<8x1xf32>)
-// CHECK:             math.exp
+// CHECK:           %[[EXP:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XT]], %[[MAX]] : tensor<8x1024xf32>, tensor<8x1xf32>) outs(%{{.*}}, %{{.*}} : tensor<8x1024xf32>, tensor<8x1xf64>)
+// CHECK:             %[[E:.*]] = math.exp
+// CHECK:             %[[S:.*]] = arith.addf
+// CHECK:             linalg.yield %[[E]], %[[S]]
 // CHECK-NOT:         math.exp
-// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[EXP]] : tensor<8x1024xf32>) outs(%{{.*}} : tensor<8x1xf64>)
 // CHECK:           %[[OT:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0] [8, 1024] [1, 1]
-// CHECK:           %[[DIV:.*]] = linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<8x1024xf32>, tensor<8x1xf64>) outs(%[[OT]] : tensor<8x1024xf32>)
+// CHECK:           %[[DIV:.*]] = linalg.generic {{.*}} ins(%[[EXP]]#0, %[[EXP]]#1 : tensor<8x1024xf32>, tensor<8x1xf64>) outs(%[[OT]] : tensor<8x1024xf32>)
 // CHECK:             arith.divf
 // CHECK:           scf.forall.in_parallel {
 // CHECK-NEXT:        tensor.parallel_insert_slice %[[DIV]] into %[[ACC]][%[[I]], 0] [8, 1024] [1, 1]
@@ -71,4 +72,38 @@ func.func private @two_results(%x: tensor<64x1024xf32>) -> (tensor<64x1024xf32>,
   %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [64, 1024] : tensor<64x1xf32>
   %s = kiln.sub %x, %mb : tensor<64x1024xf32>
   return %s, %m : tensor<64x1024xf32>, tensor<64x1xf32>
+}
+
+// -----
+
+// layer_norm: the centred values x - mean feed both the variance and the result. A
+// producer that cheap is computed again in each of its users rather than stored to a
+// tile-sized scratch and read back: the tile holds two row reductions and the result,
+// each reading the tile of x, and nothing of the tile's size but the result is written.
+// (The exp of softmax above is not cheap: it is stored, once.)
+// CHECK-LABEL: func.func private @layer_norm(
+// CHECK-SAME:      %[[X:.*]]: tensor<64x1024xf32>
+// CHECK:         scf.forall (%[[I:.*]]) = (0) to (64) step (8)
+// CHECK:           %[[XT:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [8, 1024] [1, 1]
+// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[XT]] : tensor<8x1024xf32>) outs(%{{.*}} : tensor<8x1xf64>)
+// CHECK-NOT:       tensor.empty() : tensor<8x1024xf32>
+// CHECK:           %[[VAR:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[XT]], %[[SUM]] : tensor<8x1024xf32>, tensor<8x1xf64>) outs(%{{.*}} : tensor<8x1xf64>)
+// CHECK:             arith.subf
+// CHECK:             arith.mulf
+// CHECK:           linalg.generic {{.*}} ins(%[[XT]], %[[SUM]], %[[VAR]]
+// CHECK:             arith.subf
+// CHECK:             math.sqrt
+// CHECK:         scf.forall.in_parallel
+func.func private @layer_norm(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+  %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<64x1024xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [64, 1024] : tensor<64x1xf32>
+  %c = kiln.sub %x, %mb : tensor<64x1024xf32>
+  %sq = kiln.mul %c, %c : tensor<64x1024xf32>
+  %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<64x1024xf32>
+  %eps = kiln.constant dense<1.0e-5> : tensor<64x1xf32>
+  %ve = kiln.add %v, %eps : tensor<64x1xf32>
+  %r = kiln.rsqrt %ve : tensor<64x1xf32>
+  %rb = kiln.broadcast_in_dim %r, dims = [0, 1], shape = [64, 1024] : tensor<64x1xf32>
+  %y = kiln.mul %c, %rb : tensor<64x1024xf32>
+  return %y : tensor<64x1024xf32>
 }
