@@ -25,8 +25,8 @@ KILN_INLINE_IN_CLONES void softmaxRow(const T* x, int64_t n, bool log, T* y) {
   const T max = reduceRow<ReduceKind::Max>(x, n);                    // amax
   if (!log) {
     for (int64_t i = 0; i < n; ++i) y[i] = kernels::exp(T(x[i] - max));  // sub, exp
-    const T sum = reduceRow<ReduceKind::Sum>(y, n);                  // sum
-    for (int64_t i = 0; i < n; ++i) y[i] = y[i] / sum;               // div
+    const T inverse = T(1) / reduceRow<ReduceKind::Sum>(y, n);       // sum, div
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] * inverse;           // mul
     return;
   }
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] - max;  // sub
@@ -48,8 +48,9 @@ KILN_INLINE_IN_CLONES void softmaxColumns(const T* x, int64_t r, int64_t inner, 
     for (int64_t k = 0; k < r; ++k)  // sub, exp
       for (int64_t j = 0; j < width; ++j) y[k * inner + j] = kernels::exp(T(x[k * inner + j] - max[j]));
     reduceColumns<ReduceKind::Sum>(y, r, inner, width, sum, sumAcc);  // sum
-    for (int64_t k = 0; k < r; ++k)                                  // div
-      for (int64_t j = 0; j < width; ++j) y[k * inner + j] = y[k * inner + j] / sum[j];
+    for (int64_t j = 0; j < width; ++j) sum[j] = T(1) / sum[j];       // div
+    for (int64_t k = 0; k < r; ++k)                                  // mul
+      for (int64_t j = 0; j < width; ++j) y[k * inner + j] = y[k * inner + j] * sum[j];
     return;
   }
   for (int64_t k = 0; k < r; ++k)  // sub

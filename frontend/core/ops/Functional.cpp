@@ -210,7 +210,8 @@ Tensor softmax(const Tensor& x, int64_t dim, const SourceLoc& loc) {
   dim = normalizeDim(dim, x.dim(), "softmax", loc);
   if (fusable({&x})) return kernels::softmax(x.contiguous(loc), dim, /*log=*/false, loc);
   Tensor e = exp(shiftedByMax(x, dim, loc), loc);
-  return div(e, sum(e, {dim}, true, loc), loc);
+  // Times the reciprocal of the sum, as ATen's vectorised softmax: one division per row.
+  return mul(e, div(1.0, sum(e, {dim}, true, loc), loc), loc);
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim, const SourceLoc& loc) {

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <vector>
+
+#include "kiln/core/Ops.h"
+#include "kiln/core/Tensor.h"
 
 namespace kiln::kernels {
 namespace {
@@ -41,6 +45,25 @@ TEST(VecMathTest, ExpIsWithinTwoUlps) {
     worst = std::max(worst, ulps(vexp(x), exact));
   });
   EXPECT_LE(worst, 2.0);
+}
+
+// exp and tanh use fused multiply-adds (std::fma): whether the AVX2 clone of a dense run,
+// the clone of a strided run or plain code here computes them, the bits are the same.
+TEST(VecMathTest, EveryKernelComputesTheSameBits) {
+  std::vector<float> v;
+  for (int i = 0; i < 64 * 64; ++i) v.push_back(float(i % 389) * 0.37f - 70.0f + float(i) * 1e-4f);
+  Tensor x = tensor(v, Shape{64, 64});
+  Tensor dense[] = {exp(x), tanh(x)};
+  Tensor strided[] = {exp(x.t()).t().contiguous(), tanh(x.t()).t().contiguous()};
+  for (int op = 0; op < 2; ++op) {
+    const float* d = dense[op].data_ptr<float>();
+    const float* s = strided[op].data_ptr<float>();
+    for (size_t i = 0; i < v.size(); ++i) {
+      const float here = op == 0 ? vexp(v[i]) : vtanh(v[i]);
+      ASSERT_EQ(std::bit_cast<uint32_t>(d[i]), std::bit_cast<uint32_t>(here)) << op << " " << v[i];
+      ASSERT_EQ(std::bit_cast<uint32_t>(s[i]), std::bit_cast<uint32_t>(here)) << op << " " << v[i];
+    }
+  }
 }
 
 TEST(VecMathTest, LogIsWithinTwoUlpsAwayFromOne) {
