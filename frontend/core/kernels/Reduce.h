@@ -91,12 +91,18 @@ class LaneFold {
     return any;
   }
 
-  // The lanes combined: (l0 op l8), (l1 op l9), ..., then halving again.
+  // The lanes combined: (l0 op l8), (l1 op l9), ..., then halving again. max/min: only
+  // once sawNaN() is false, so the combine can leave out the NaN test (with it, the scalar
+  // halving compiled to a branch per step: a fifth of a 64-element row's softmax).
   KILN_INLINE_IN_CLONES V result() const {
     V l[kLanes];
     for (int64_t k = 0; k < kLanes; ++k) l[k] = lane_[k];
     for (int64_t width = kLanes / 2; width >= 1; width /= 2)
-      for (int64_t k = 0; k < width; ++k) l[k] = detail::step<kStep>(l[k], l[k + width]);
+      for (int64_t k = 0; k < width; ++k) {
+        if constexpr (K == ReduceKind::Max) l[k] = l[k + width] > l[k] ? l[k + width] : l[k];
+        else if constexpr (K == ReduceKind::Min) l[k] = l[k + width] < l[k] ? l[k + width] : l[k];
+        else l[k] = detail::step<kStep>(l[k], l[k + width]);
+      }
     return l[0];
   }
 
