@@ -64,7 +64,7 @@ KILN_INLINE_IN_CLONES void softmaxColumns(const T* x, int64_t r, int64_t inner, 
 }
 
 // One parallelFor chunk of rows [begin, end), and of column blocks (jobs) [begin, end):
-// the loops the AVX2 clone is made of. Cloned per chunk, not per row, so the row functions
+// the loops the vector clones are made of. Cloned per chunk, not per row, so the row functions
 // inline into each clone and a chunk pays one ifunc call, not one per short row.
 template <class T>
 KILN_VECTOR_CLONES void softmaxRows(const T* x, int64_t r, int64_t begin, int64_t end, bool log,

@@ -13,9 +13,9 @@ namespace kiln::kernels {
 // exp(x) for float, |relative error| <= 1 ulp (Cephes expf coefficients): x = n·ln2 + r
 // with |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n put into the exponent bits in two
 // halves. The reduction and the polynomial are explicit fused multiply-adds: an exactly
-// rounded IEEE operation, so the bits are the same in every clone and build (the AVX2
-// clone executes vfmadd, the others call fmaf), where contraction, which the compiler
-// applies or not, stays off; it takes 8 of the 33 vector operations away. The clamps are wide enough that the last multiply itself overflows to inf, rounds
+// rounded IEEE operation, so the bits are the same in every clone and build (the AVX2 and
+// AVX-512 clones execute vfmadd, the baseline calls fmaf), where contraction, which the
+// compiler applies or not, stays off; it takes 8 of the 33 vector operations away. The clamps are wide enough that the last multiply itself overflows to inf, rounds
 // into the denormals and underflows to 0, so one select (for NaN, which the clamps turn
 // into kMin so the integer conversion stays defined) is all that follows the polynomial.
 inline float vexp(float x) {

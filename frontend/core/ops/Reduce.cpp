@@ -89,7 +89,7 @@ std::vector<Run> runsOf(const Shape& shape, const Shape& dims) {
 }
 
 // Outputs [begin, end) of plain rows of `segment` elements: one parallelFor chunk, the loop
-// the AVX2 clone is made of (cloned per chunk so reduceRow inlines and short rows pay no
+// the vector clones are made of (cloned per chunk so reduceRow inlines and short rows pay no
 // ifunc call each).
 template <ReduceKind K, class T>
 KILN_VECTOR_CLONES void reduceRowChunk(const T* x, int64_t segment, int64_t begin, int64_t end,

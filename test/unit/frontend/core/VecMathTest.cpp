@@ -47,7 +47,7 @@ TEST(VecMathTest, ExpIsWithinTwoUlps) {
   EXPECT_LE(worst, 2.0);
 }
 
-// exp and tanh use fused multiply-adds (std::fma): whether the AVX2 clone of a dense run,
+// exp and tanh use fused multiply-adds (std::fma): whether a vector clone of a dense run,
 // the clone of a strided run or plain code here computes them, the bits are the same.
 TEST(VecMathTest, EveryKernelComputesTheSameBits) {
   std::vector<float> v;
