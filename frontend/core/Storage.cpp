@@ -5,6 +5,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <new>
@@ -60,8 +61,13 @@ class LargeBlockCache {
   void* take(size_t size) {
     {
       std::lock_guard lock(mutex_);
-      auto it = free_.find(size);
-      if (it != free_.end()) {
+      // The block of this size freed last (a multimap inserts equal keys at the end of
+      // their range): the one most likely still in cache. Taking the first instead cycled
+      // through every cached block of the size, so a loop of 1M-element ops wrote each
+      // result to memory the caches had long dropped (2x slower than one block reused).
+      auto [first, last] = free_.equal_range(size);
+      if (first != last) {
+        auto it = std::prev(last);
         void* p = it->second;
         free_.erase(it);
         held_ -= size;

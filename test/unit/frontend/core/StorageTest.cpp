@@ -132,6 +132,28 @@ TEST(StorageTest, FreedLargeBlocksAreReusedBySize) {
   EXPECT_EQ(Storage::cachedBytes(), 0u);
 }
 
+// Of several cached blocks of one size, the one freed last comes back first: it is the one
+// most likely still in the CPU's caches (a loop of ops reuses one block, not all of them).
+TEST(StorageTest, TheBlockFreedLastIsReusedFirst) {
+  CacheLimit limit(64u << 20);
+  Storage::emptyCache();
+  std::vector<std::shared_ptr<Storage>> held;
+  for (int i = 0; i < 4; ++i) held.push_back(Storage::allocate(2u << 20));
+  std::vector<void*> blocks;
+  for (auto& s : held) blocks.push_back(s->data());
+  held.clear();  // freed in order 0, 1, 2, 3
+  ASSERT_EQ(Storage::cachedBytes(), 8u << 20);
+  for (int round = 0; round < 3; ++round) {
+    auto s = Storage::allocate(2u << 20);
+    EXPECT_EQ(s->data(), blocks[3]) << "round " << round;
+  }
+  auto a = Storage::allocate(2u << 20);
+  auto b = Storage::allocate(2u << 20);
+  EXPECT_EQ(a->data(), blocks[3]);
+  EXPECT_EQ(b->data(), blocks[2]);
+  Storage::emptyCache();
+}
+
 TEST(StorageTest, TheCacheKeepsToItsLimit) {
   CacheLimit limit(6u << 20);
   Storage::emptyCache();
