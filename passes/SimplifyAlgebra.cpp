@@ -102,7 +102,7 @@ struct SubOfNeg : OpRewritePattern<SubOp> {
   }
 };
 
-// x / broadcast(s) -> x * broadcast(1 / s), for floats, when the broadcast repeats each
+// x / broadcast(s) -> x * broadcast(1 / s), for f32 and f64, when the broadcast repeats each
 // element of s: one division per element of s instead of one per element of x (softmax
 // divides each row by its sum). x * (1/s) may differ from x / s in the last bit (at most
 // 1.5 ulp against 0.5), and for a subnormal s, whose reciprocal overflows to inf; PyTorch's
@@ -113,7 +113,9 @@ struct DivByBroadcast : OpRewritePattern<DivOp> {
                                 PatternRewriter &rewriter) const override {
     auto broadcast = op.getRhs().getDefiningOp<BroadcastInDimOp>();
     auto type = dyn_cast<RankedTensorType>(op.getType());
-    if (!broadcast || !type || !isa<FloatType>(type.getElementType()))
+    // f32 and f64 only: in f16/bf16 the rounded reciprocal would add an error of the
+    // same size as the result's own rounding.
+    if (!broadcast || !type || !(type.getElementType().isF32() || type.getElementType().isF64()))
       return failure();
     auto divisorType = cast<RankedTensorType>(broadcast.getX().getType());
     if (!divisorType.hasStaticShape() || !type.hasStaticShape() ||

@@ -126,11 +126,12 @@ func.func @matmul_transposes(%x: tensor<8x4xf32>, %w: tensor<3x4xf32>, %dy: tens
 // -----
 
 // Dividing by a broadcast row value divides once per row: x / broadcast(s) becomes
-// x * broadcast(1 / s). Integers keep their division, as does a divisor that is not
-// broadcast.
+// x * broadcast(1 / s). Integers and f16 keep their division, as does a divisor that is
+// not broadcast.
 // CHECK-LABEL: func.func @div_by_broadcast(
 // CHECK-SAME:      %[[X:.*]]: tensor<4x8xf32>, %[[S:.*]]: tensor<4x1xf32>, %[[Y:.*]]: tensor<4x8xf32>,
-// CHECK-SAME:      %[[I:.*]]: tensor<4x8xi32>, %[[J:.*]]: tensor<4x1xi32>
+// CHECK-SAME:      %[[I:.*]]: tensor<4x8xi32>, %[[J:.*]]: tensor<4x1xi32>,
+// CHECK-SAME:      %[[H:.*]]: tensor<4x8xf16>, %[[HS:.*]]: tensor<4x1xf16>
 // CHECK-DAG:     %[[ONE:.*]] = kiln.constant dense<1.000000e+00> : tensor<4x1xf32>
 // CHECK-DAG:     %[[R:.*]] = kiln.div %[[ONE]], %[[S]] : tensor<4x1xf32>
 // CHECK:         %[[RB:.*]] = kiln.broadcast_in_dim %[[R]], dims = [0, 1], shape = [4, 8]
@@ -138,14 +139,19 @@ func.func @matmul_transposes(%x: tensor<8x4xf32>, %w: tensor<3x4xf32>, %dy: tens
 // CHECK:         %[[Z:.*]] = kiln.div %[[Q]], %[[Y]] : tensor<4x8xf32>
 // CHECK:         %[[JB:.*]] = kiln.broadcast_in_dim %[[J]], dims = [0, 1], shape = [4, 8]
 // CHECK:         %[[K:.*]] = kiln.div %[[I]], %[[JB]] : tensor<4x8xi32>
-// CHECK:         return %[[Z]], %[[K]]
+// CHECK:         %[[HB:.*]] = kiln.broadcast_in_dim %[[HS]], dims = [0, 1], shape = [4, 8]
+// CHECK:         %[[HQ:.*]] = kiln.div %[[H]], %[[HB]] : tensor<4x8xf16>
+// CHECK:         return %[[Z]], %[[K]], %[[HQ]]
 func.func @div_by_broadcast(%x: tensor<4x8xf32>, %s: tensor<4x1xf32>, %y: tensor<4x8xf32>,
-                            %i: tensor<4x8xi32>, %j: tensor<4x1xi32>)
-    -> (tensor<4x8xf32>, tensor<4x8xi32>) {
+                            %i: tensor<4x8xi32>, %j: tensor<4x1xi32>,
+                            %h: tensor<4x8xf16>, %hs: tensor<4x1xf16>)
+    -> (tensor<4x8xf32>, tensor<4x8xi32>, tensor<4x8xf16>) {
   %b = kiln.broadcast_in_dim %s, dims = [0, 1], shape = [4, 8] : tensor<4x1xf32>
   %q = kiln.div %x, %b : tensor<4x8xf32>
   %z = kiln.div %q, %y : tensor<4x8xf32>
   %jb = kiln.broadcast_in_dim %j, dims = [0, 1], shape = [4, 8] : tensor<4x1xi32>
   %k = kiln.div %i, %jb : tensor<4x8xi32>
-  return %z, %k : tensor<4x8xf32>, tensor<4x8xi32>
+  %hb = kiln.broadcast_in_dim %hs, dims = [0, 1], shape = [4, 8] : tensor<4x1xf16>
+  %hq = kiln.div %h, %hb : tensor<4x8xf16>
+  return %z, %k, %hq : tensor<4x8xf32>, tensor<4x8xi32>, tensor<4x8xf16>
 }
