@@ -210,8 +210,11 @@ Tensor softmax(const Tensor& x, int64_t dim, const SourceLoc& loc) {
   dim = normalizeDim(dim, x.dim(), "softmax", loc);
   if (fusable({&x})) return kernels::softmax(x.contiguous(loc), dim, /*log=*/false, loc);
   Tensor e = exp(shiftedByMax(x, dim, loc), loc);
-  // Times the reciprocal of the sum, as ATen's vectorised softmax: one division per row.
-  return mul(e, div(1.0, sum(e, {dim}, true, loc), loc), loc);
+  Tensor total = sum(e, {dim}, true, loc);
+  // f32/f64: times the reciprocal of the sum, as ATen's vectorised softmax (one division
+  // per row). f16/bf16 divide: their rounded reciprocal would cost a whole ulp.
+  if (e.dtype() == kFloat32 || e.dtype() == kFloat64) return mul(e, div(1.0, total, loc), loc);
+  return div(e, total, loc);
 }
 
 Tensor log_softmax(const Tensor& x, int64_t dim, const SourceLoc& loc) {
