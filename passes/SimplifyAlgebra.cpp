@@ -113,9 +113,12 @@ struct DivByBroadcast : OpRewritePattern<DivOp> {
                                 PatternRewriter &rewriter) const override {
     auto broadcast = op.getRhs().getDefiningOp<BroadcastInDimOp>();
     auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!broadcast || !type)
+      return failure();
     // f32 and f64 only: in f16/bf16 the rounded reciprocal would add an error of the
     // same size as the result's own rounding.
-    if (!broadcast || !type || !(type.getElementType().isF32() || type.getElementType().isF64()))
+    Type element = type.getElementType();
+    if (!element.isF32() && !element.isF64())
       return failure();
     auto divisorType = cast<RankedTensorType>(broadcast.getX().getType());
     if (!divisorType.hasStaticShape() || !type.hasStaticShape() ||
@@ -125,7 +128,7 @@ struct DivByBroadcast : OpRewritePattern<DivOp> {
     Value one = ConstantOp::create(
         rewriter, loc,
         cast<ElementsAttr>(DenseElementsAttr::get(
-            divisorType, rewriter.getFloatAttr(divisorType.getElementType(), 1.0))));
+            divisorType, rewriter.getFloatAttr(element, 1.0))));
     Value reciprocal = DivOp::create(rewriter, loc, one, broadcast.getX());
     Value spread = BroadcastInDimOp::create(rewriter, broadcast.getLoc(), reciprocal,
                                             broadcast.getDims(), broadcast.getShape());
@@ -219,8 +222,9 @@ struct KilnSimplifyPass : impl::KilnSimplifyPassBase<KilnSimplifyPass> {
 } // namespace
 
 void populateSimplifyAlgebraPatterns(RewritePatternSet &patterns) {
-  patterns.add<AddOfNeg, DivByBroadcast, MatmulOfTranspose, SinkLayoutBelowElementwise, SubOfNeg,
-               TransposeOfMatmul>(patterns.getContext());
+  patterns.add<AddOfNeg, DivByBroadcast, MatmulOfTranspose,
+               SinkLayoutBelowElementwise, SubOfNeg, TransposeOfMatmul>(
+      patterns.getContext());
 }
 
 } // namespace mlir::kiln

@@ -2,6 +2,8 @@
 // reductions fused into the tile loop (see Passes.td).
 #include "passes/Passes.h"
 
+#include <cassert>
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -57,14 +59,19 @@ linalg::GenericOp rowRoot(func::FuncOp kernel, int64_t rowDims) {
   return root;
 }
 
-// Whether `op` costs less to compute again in each of its users than to store and
-// read back: all loops parallel, one result, a payload of a few arith ops. (A
+// Whether `op` is an elementwise generic on tensors (all loops parallel, one result)
+// whose result has several users: the producers fuseMultiUseProducers considers.
+bool isMultiUseElementwise(linalg::GenericOp op) {
+  return op.getNumReductionLoops() == 0 && op->getNumResults() == 1 &&
+         op.hasPureTensorSemantics() && !op->getResult(0).use_empty() &&
+         !op->getResult(0).hasOneUse();
+}
+
+// Whether a multi-use elementwise `op` costs less to compute again in each of its
+// users than to store and read back: a payload of a few arith ops. (A
 // transcendental is worth its store.)
 bool isCheapToRecompute(linalg::GenericOp op) {
   constexpr int kMaxOps = 4;
-  if (op.getNumReductionLoops() != 0 || op->getNumResults() != 1 ||
-      !op.hasPureTensorSemantics())
-    return false;
   int ops = 0;
   for (Operation &inner : op.getRegion().front().without_terminator()) {
     if (!isa<arith::ArithDialect>(inner.getDialect()) || ++ops > kMaxOps)
@@ -80,8 +87,7 @@ bool isCheapToRecompute(linalg::GenericOp op) {
 void recomputeCheapProducers(func::FuncOp kernel, RewriterBase &rewriter) {
   SmallVector<linalg::GenericOp> producers;
   kernel.walk([&](linalg::GenericOp op) {
-    if (!op->getResult(0).hasOneUse() && !op->getResult(0).use_empty() &&
-        isCheapToRecompute(op) &&
+    if (isMultiUseElementwise(op) && isCheapToRecompute(op) &&
         llvm::all_of(op->getResult(0).getUsers(),
                      [](Operation *user) { return isa<linalg::GenericOp>(user); }))
       producers.push_back(op);
@@ -122,10 +128,9 @@ void recomputeCheapProducers(func::FuncOp kernel, RewriterBase &rewriter) {
 void storeWhileReducing(func::FuncOp kernel, RewriterBase &rewriter) {
   SmallVector<std::pair<linalg::GenericOp, OpOperand *>> candidates;
   kernel.walk([&](linalg::GenericOp op) {
-    Value result = op->getResult(0);
-    if (op->getNumResults() != 1 || result.hasOneUse() || result.use_empty() ||
-        op.getNumReductionLoops() != 0 || isCheapToRecompute(op))
+    if (!isMultiUseElementwise(op) || isCheapToRecompute(op))
       return;
+    Value result = op->getResult(0);
     OpOperand *reduction = nullptr;
     for (OpOperand &use : result.getUses()) {
       auto user = dyn_cast<linalg::GenericOp>(use.getOwner());
@@ -152,9 +157,9 @@ void storeWhileReducing(func::FuncOp kernel, RewriterBase &rewriter) {
         linalg::fuseElementwiseOps(rewriter, use);
     if (failed(fused))
       continue;
+    // The producer had other users, so the fused op keeps its values as a result.
     Value values = fused->replacements.lookup(producer->getResult(0));
-    if (!values)
-      continue;  // cannot happen: the producer had other users, so its values are kept
+    assert(values && "fusion dropped a producer result that has other users");
     for (Value result : consumer->getResults())
       rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
     rewriter.replaceAllUsesWith(producer->getResult(0), values);

@@ -15,9 +15,10 @@ namespace kiln::kernels {
 // halves. The reduction and the polynomial are explicit fused multiply-adds: an exactly
 // rounded IEEE operation, so the bits are the same in every clone and build (the AVX2 and
 // AVX-512 clones execute vfmadd, the baseline calls fmaf), where contraction, which the
-// compiler applies or not, stays off; it takes 8 of the 33 vector operations away. The clamps are wide enough that the last multiply itself overflows to inf, rounds
-// into the denormals and underflows to 0, so one select (for NaN, which the clamps turn
-// into kMin so the integer conversion stays defined) is all that follows the polynomial.
+// compiler applies or not, stays off; it takes 8 of the 33 vector operations away. The
+// clamps are wide enough that the last multiply itself overflows to inf, rounds into the
+// denormals and underflows to 0, so one select (for NaN, which the clamps turn into kMin
+// so the integer conversion stays defined) is all that follows the polynomial.
 inline float vexp(float x) {
   constexpr float kMax = 89.0f, kMin = -110.0f;  // beyond: inf and 0 from the multiply
   float clamped = x > kMin ? x : kMin;  // NaN -> kMin
