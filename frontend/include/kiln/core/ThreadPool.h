@@ -1,15 +1,12 @@
 // The process-wide worker pool and parallelFor, which splits an index range across it.
+//
+// The workers are OpenMP's: oneDNN (Debian builds it on libgomp) and LibTorch run on the
+// same runtime, and a second pool of spinning workers beside OpenMP's would take cores from
+// it after every oneDNN call (docs/ARCHITECTURE.md, "Thread pool").
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <memory>
-#include <mutex>
-#include <thread>
 #include <type_traits>
-#include <vector>
 
 namespace kiln {
 
@@ -45,16 +42,16 @@ bool inParallelRegion();
 
 class ThreadPool {
  public:
-  // `numThreads` counts the calling thread, which works too: numThreads - 1 workers start.
+  // `numThreads` (1 to 1024) counts the calling thread, which works too: a parallelFor runs
+  // on an OpenMP team of at most that many threads, the caller being thread 0.
   explicit ThreadPool(int numThreads);
-  ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   // Sized to std::thread::hardware_concurrency(), or to KILN_NUM_THREADS when set.
   static ThreadPool& global();
 
-  int numThreads() const { return int(workers_.size()) + 1; }
+  int numThreads() const { return numThreads_; }
 
   // Calls fn(b, e) on disjoint chunks covering [begin, end), each at least `grain` long
   // where possible, and returns when all are done. Runs inline when the range fits in one
@@ -71,20 +68,9 @@ class ThreadPool {
   }
 
  private:
-  struct Job;
-
   void run(int64_t begin, int64_t end, int64_t grain, detail::ChunkFn fn);
-  void workerLoop();
-  void stop();
-  void enqueue(const std::shared_ptr<Job>& job);
-  void dequeue(const std::shared_ptr<Job>& job);
 
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::shared_ptr<Job>> queue_;  // jobs that may still have unclaimed chunks
-  std::atomic<int> queued_{0};               // queue_.size(), read by spinning workers
-  bool stopping_ = false;
+  int numThreads_;
 };
 
 // parallelFor on the global pool.

@@ -2,12 +2,15 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "kiln/core/Error.h"
 
@@ -97,7 +100,29 @@ TEST(ThreadPoolTest, NestedCallsRunInlineWithoutDeadlock) {
   for (auto& v : visits) ASSERT_EQ(v.load(), 1);
 }
 
-TEST(ThreadPoolTest, ConcurrentCallersShareOnePool) {
+// The chunks run on an OpenMP team, the caller being its thread 0: oneDNN's primitives use
+// the same workers instead of competing with a second pool for the cores.
+TEST(ThreadPoolTest, ChunksRunOnAnOpenMPTeamLedByTheCaller) {
+  ThreadPool pool(3);
+  std::mutex mutex;
+  std::set<int> teamThreads;
+  std::set<std::thread::id> callerChunks;
+  const std::thread::id caller = std::this_thread::get_id();
+  pool.parallelFor(0, 3, 1, [&](int64_t, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::lock_guard lock(mutex);
+    EXPECT_TRUE(omp_in_parallel());
+    EXPECT_EQ(omp_get_num_threads(), 3);
+    teamThreads.insert(omp_get_thread_num());
+    if (std::this_thread::get_id() == caller) callerChunks.insert(caller);
+    if (omp_get_thread_num() == 0) EXPECT_EQ(std::this_thread::get_id(), caller);
+  });
+  EXPECT_FALSE(omp_in_parallel());
+  EXPECT_GT(teamThreads.size(), 1u);
+  EXPECT_EQ(callerChunks.size(), 1u);
+}
+
+TEST(ThreadPoolTest, ConcurrentCallersEachGetTheirWholeRange) {
   ThreadPool pool(3);
   std::vector<std::thread> callers;
   std::atomic<int64_t> total{0};
