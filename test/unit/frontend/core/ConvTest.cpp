@@ -2,12 +2,15 @@
 // kernel (f64), and finite-difference gradients of the composed backward passes.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <functional>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "frontend/core/kernels/Depthwise.h"
 #include "frontend/core/kernels/OneDnn.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
@@ -290,6 +293,105 @@ TEST(Conv2d, RejectsMismatchedChannelsWithTheShapes) {
   }
   EXPECT_THROW(conv2d(ones({1, 1, 2, 2}), ones({1, 1, 3, 3})), ShapeError);
   EXPECT_THROW(max_pool2d(ones({1, 1, 4, 4}), {2}, {2}, {2}), ShapeError);
+}
+
+// ---- Kiln's depthwise kernel -----------------------------------------------------------
+
+struct DepthwiseCase {
+  const char* name;
+  Shape x;  // N, C, H, W
+  int64_t multiplier, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr;
+};
+
+void PrintTo(const DepthwiseCase& c, std::ostream* os) { *os << c.name; }
+
+kernels::DepthwiseGeometry geometryOf(const DepthwiseCase& c) {
+  const int64_t outH = (c.x[2] + c.pt + c.pb - c.dh * (c.kh - 1) - 1) / c.sh + 1;
+  const int64_t outW = (c.x[3] + c.pl + c.pr - c.dw * (c.kw - 1) - 1) / c.sw + 1;
+  return {c.x[0], c.x[1], c.x[2], c.x[3], c.multiplier, c.kh, c.kw, c.sh,
+          c.sw,   c.dh,   c.dw,   c.pt,   c.pl,         outH, outW};
+}
+
+// The kernel's contract, one output at a time: 0 + w00*x00 + w01*x01 + ... in row-major
+// window order, padding read as zeros, float multiplies and adds (this file is compiled
+// without FMA, and C++20 contracts nothing), so the kernel must match it bit for bit.
+std::vector<float> depthwiseByWindowSums(const std::vector<float>& x, const std::vector<float>& w,
+                                         const kernels::DepthwiseGeometry& g) {
+  const int64_t outC = g.channels * g.multiplier;
+  std::vector<float> y(size_t(g.batch * outC * g.outH * g.outW));
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t o = 0; o < outC; ++o)
+      for (int64_t i = 0; i < g.outH; ++i)
+        for (int64_t j = 0; j < g.outW; ++j) {
+          float acc = 0.0f;
+          for (int64_t a = 0; a < g.kh; ++a)
+            for (int64_t b = 0; b < g.kw; ++b) {
+              const int64_t h = i * g.strideH + a * g.dilationH - g.padTop;
+              const int64_t v = j * g.strideW + b * g.dilationW - g.padLeft;
+              const bool inside = h >= 0 && h < g.height && v >= 0 && v < g.width;
+              const float xv =
+                  inside ? x[size_t(((n * g.channels + o / g.multiplier) * g.height + h) * g.width + v)] : 0.0f;
+              const float product = w[size_t((o * g.kh + a) * g.kw + b)] * xv;
+              acc = acc + product;
+            }
+          y[size_t(((n * outC + o) * g.outH + i) * g.outW + j)] = acc;
+        }
+  return y;
+}
+
+class DepthwiseKernel : public ::testing::TestWithParam<DepthwiseCase> {};
+
+TEST_P(DepthwiseKernel, AddsTheWindowInRowMajorOrder) {
+  const DepthwiseCase& c = GetParam();
+  const kernels::DepthwiseGeometry g = geometryOf(c);
+  manual_seed(21);
+  Tensor x = randn(c.x), w = randn({c.x[1] * c.multiplier, 1, c.kh, c.kw});
+  std::vector<float> xs(x.data_ptr<float>(), x.data_ptr<float>() + x.numel());
+  std::vector<float> ws(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
+  const std::vector<float> expected = depthwiseByWindowSums(xs, ws, g);
+  std::vector<float> y(expected.size(), std::numeric_limits<float>::quiet_NaN());
+  kernels::depthwiseConv2d(xs.data(), ws.data(), y.data(), g);
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_EQ(std::memcmp(&y[i], &expected[i], sizeof(float)), 0)
+        << "output " << i << ": " << y[i] << " instead of " << expected[i];
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometries, DepthwiseKernel,
+    ::testing::Values(
+        // The 3x3 stride-1 loop: four-row blocks, whole vectors.
+        DepthwiseCase{"mobilenet3x3", {2, 5, 16, 16}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        // Rows left over after four-row blocks, a partial last vector, several vectors a row.
+        DepthwiseCase{"rowsLeftOverPartialVector", {1, 3, 7, 37}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"unpadded", {1, 2, 9, 18}, 1, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
+        DepthwiseCase{"narrowerThanAVector", {2, 3, 5, 6}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        // The general loop: strides (column phases), dilation, multipliers, asymmetric padding.
+        DepthwiseCase{"stride2", {2, 4, 15, 15}, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"dilatedMultiplier2", {1, 3, 11, 20}, 2, 5, 3, 1, 1, 2, 1, 2, 1, 1, 2},
+        DepthwiseCase{"mixedStridesDilations", {1, 2, 13, 40}, 1, 3, 3, 2, 3, 1, 2, 0, 2, 3, 1},
+        DepthwiseCase{"pointwise", {1, 4, 6, 19}, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+        DepthwiseCase{"paddingWiderThanTheWindow", {1, 2, 4, 5}, 1, 3, 3, 1, 1, 1, 1, 3, 3, 4, 4}),
+    [](const ::testing::TestParamInfo<DepthwiseCase>& info) { return std::string(info.param.name); });
+
+// conv2d hands f32 3x3 stride-1 depthwise layers to the kernel: the same bits.
+TEST(DepthwiseKernel, RunsConv2dOfAThreeByThreeDepthwiseLayer) {
+  const DepthwiseCase c{"layer", {2, 6, 16, 20}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
+  manual_seed(22);
+  Tensor x = randn(c.x), w = randn({6, 1, 3, 3});
+  Tensor y = conv2d(x, w, Tensor(), {1}, {1}, {1}, 6);
+  std::vector<float> expected(size_t(y.numel()));
+  kernels::depthwiseConv2d(x.data_ptr<float>(), w.data_ptr<float>(), expected.data(), geometryOf(c));
+  EXPECT_EQ(std::memcmp(y.data_ptr<float>(), expected.data(), expected.size() * sizeof(float)), 0);
+}
+
+// An infinite weight times the zero padding would be NaN in the kernel; PyTorch and oneDNN
+// leave the padding out, so such weights go to oneDNN: the borders are infinite, not NaN.
+TEST(DepthwiseKernel, InfiniteWeightsDoNotMultiplyThePadding) {
+  Tensor x = add(rand({1, 2, 16, 16}), 1.0);
+  Tensor w = full({2, 1, 3, 3}, std::numeric_limits<double>::infinity());
+  Tensor y = conv2d(x, w, Tensor(), {1}, {1}, {1}, 2);
+  const float* p = y.data_ptr<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) ASSERT_TRUE(std::isinf(p[i])) << "output " << i << ": " << p[i];
 }
 
 }  // namespace
