@@ -1,6 +1,7 @@
 #include "kiln/core/ThreadPool.h"
 
 #include <omp.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,6 +31,18 @@ class RegionGuard {
 };
 
 constexpr int kMaxThreads = 1024;
+
+// libgomp's workers do not survive fork(): a child that starts an OpenMP team after its
+// parent had one waits for the parent's workers forever. A forked child runs every
+// parallelFor on the calling thread (its chunks in turn), as LibTorch's pool does.
+std::atomic<bool> gForkedChild{false};
+
+void markForkedChild() { gForkedChild.store(true, std::memory_order_relaxed); }
+
+// Registered before the first team starts: a fork before any team needs nothing.
+void watchForks() {
+  [[maybe_unused]] static const int registered = pthread_atfork(nullptr, nullptr, markForkedChild);
+}
 
 // One parallelFor call. Chunks are claimed through an atomic counter, so a team thread that
 // starts late finds its chunk already taken by one that was free.
@@ -100,12 +113,18 @@ void ThreadPool::run(int64_t begin, int64_t end, int64_t grain, detail::ChunkFn 
   int64_t chunks = std::min<int64_t>(numThreads_, length / grain + (length % grain != 0));
   int64_t chunkSize = length / chunks + (length % chunks != 0);
   Job job(begin, end, chunkSize, fn);
-  // The calling thread is the team's thread 0. Inside a user's own OpenMP region (nested
-  // parallelism is off by default) the team has one thread, which runs every chunk.
-#pragma omp parallel num_threads(int(chunks))
-  {
+  watchForks();
+  if (gForkedChild.load(std::memory_order_relaxed)) {
     RegionGuard region;
     job.claimAndRunChunks();
+  } else {
+    // The calling thread is the team's thread 0. Inside a user's own OpenMP region (nested
+    // parallelism is off by default) the team has one thread, which runs every chunk.
+#pragma omp parallel num_threads(int(chunks))
+    {
+      RegionGuard region;
+      job.claimAndRunChunks();
+    }
   }
   if (job.error) std::rethrow_exception(job.error);
 }

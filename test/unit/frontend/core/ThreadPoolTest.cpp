@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -120,6 +122,28 @@ TEST(ThreadPoolTest, ChunksRunOnAnOpenMPTeamLedByTheCaller) {
   EXPECT_FALSE(omp_in_parallel());
   EXPECT_GT(teamThreads.size(), 1u);
   EXPECT_EQ(callerChunks.size(), 1u);
+}
+
+// libgomp's workers are gone in a forked child, and a team started there would wait for
+// them forever: the child's parallelFor runs on its calling thread. The child gives up
+// after 20 s (SIGALRM), which fails the test instead of hanging it.
+TEST(ThreadPoolTest, AForkedChildStillRunsParallelFor) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> parent{0};
+  pool.parallelFor(0, 1000, 10, [&](int64_t b, int64_t e) { parent += e - b; });
+  ASSERT_EQ(parent.load(), 1000);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(20);
+    std::atomic<int64_t> child{0};
+    pool.parallelFor(0, 1000, 10, [&](int64_t b, int64_t e) { child += e - b; });
+    _exit(child.load() == 1000 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status)) << "the child was killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(ThreadPoolTest, ConcurrentCallersEachGetTheirWholeRange) {
