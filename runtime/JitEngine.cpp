@@ -1,7 +1,12 @@
 // JitEngine (see JitEngine.h): translation to LLVM IR, O3, object emission, ORC linking.
 #include "runtime/JitEngine.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -16,6 +21,8 @@
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Object/ObjectFile.h"
+#include "llvm/Object/SymbolSize.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -241,7 +248,56 @@ std::unique_ptr<JitEngine> JitEngine::link(std::string_view object, const Runtim
       throw CompileError::make(loc, op, "cannot link the compiled object: ",
                                message(std::move(error)));
   }
-  return std::unique_ptr<JitEngine>(new JitEngine(std::move(*jit), std::string(op), loc));
+  auto engine = std::unique_ptr<JitEngine>(new JitEngine(std::move(*jit), std::string(op), loc));
+  if (perfMapEnabled())
+    for (std::string_view part : *objects) engine->appendToPerfMap(part);
+  return engine;
+}
+
+bool JitEngine::perfMapEnabled() {
+  const char* value = std::getenv("KILN_PERF_MAP");
+  return value && *value && std::string_view(value) != "0";
+}
+
+// One line per function, "<hex address> <hex size> <name>", written with one write() on
+// an O_APPEND descriptor, so engines linking at once in several threads never interleave
+// within a line. A diagnostic: failures are ignored.
+void JitEngine::appendToPerfMap(std::string_view object) const {
+  auto file = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "kiln-object"));
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return;
+  }
+  std::string lines;
+  for (const auto& [symbol, size] : llvm::object::computeSymbolSizes(**file)) {
+    llvm::Expected<llvm::object::SymbolRef::Type> type = symbol.getType();
+    llvm::Expected<llvm::StringRef> name = symbol.getName();
+    llvm::Expected<uint32_t> flags = symbol.getFlags();
+    if (!type || !name || !flags || *type != llvm::object::SymbolRef::ST_Function ||
+        (*flags & llvm::object::SymbolRef::SF_Undefined)) {
+      if (!type) llvm::consumeError(type.takeError());
+      if (!name) llvm::consumeError(name.takeError());
+      if (!flags) llvm::consumeError(flags.takeError());
+      continue;
+    }
+    auto address = jit_->lookup(*name);
+    if (!address) {  // a local function: not visible to lookup
+      llvm::consumeError(address.takeError());
+      continue;
+    }
+    char line[64];
+    std::snprintf(line, sizeof line, "%llx %llx ", (unsigned long long)address->getValue(),
+                  (unsigned long long)size);
+    lines += line;
+    lines += name->str();
+    lines += '\n';
+  }
+  const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  [[maybe_unused]] ssize_t written = ::write(fd, lines.data(), lines.size());
+  ::close(fd);
 }
 
 JitEngine::JitEngine(std::unique_ptr<llvm::orc::LLJIT> jit, std::string op, SourceLoc loc)

@@ -48,6 +48,11 @@ class JitEngine {
   static std::unique_ptr<JitEngine> link(std::string_view object, const RuntimeSymbols& symbols,
                                          std::string_view op, const SourceLoc& loc);
 
+  // With KILN_PERF_MAP set (to anything but "" or "0"), link appends each compiled
+  // function's address, size and name to /tmp/perf-<pid>.map, the file `perf report` reads
+  // to name JIT code (otherwise shown as [JIT] addresses).
+  static bool perfMapEnabled();
+
   ~JitEngine();
   JitEngine(const JitEngine&) = delete;
   JitEngine& operator=(const JitEngine&) = delete;
@@ -57,6 +62,9 @@ class JitEngine {
 
  private:
   JitEngine(std::unique_ptr<llvm::orc::LLJIT> jit, std::string op, SourceLoc loc);
+
+  // KILN_PERF_MAP: the functions `object` (linked into this engine) defines.
+  void appendToPerfMap(std::string_view object) const;
 
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::string op_;

@@ -3,7 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -119,6 +126,35 @@ TEST_F(JitEngineTest, CodeAddressesItsConstantsRelativeToThePc) {
     }
   }
   EXPECT_GT(relocations, 0) << "the constants and the call went unrelocated";
+}
+
+// KILN_PERF_MAP names JIT code for `perf report`: each linked function's address, size
+// and name in /tmp/perf-<pid>.map.
+TEST_F(JitEngineTest, ThePerfMapNamesEachCompiledFunction) {
+  const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+  std::remove(path.c_str());
+  ASSERT_EQ(setenv("KILN_PERF_MAP", "1", 1), 0);
+  ASSERT_TRUE(JitEngine::perfMapEnabled());
+  auto engine = JitEngine::link(compile(kProgram), symbols, "test", SourceLoc::current());
+  ASSERT_EQ(unsetenv("KILN_PERF_MAP"), 0);
+  EXPECT_FALSE(JitEngine::perfMapEnabled());
+  std::ifstream map(path);
+  ASSERT_TRUE(map) << path;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> functions;  // name -> address, size
+  for (std::string line; std::getline(map, line);) {
+    std::istringstream fields(line);
+    uint64_t address = 0, size = 0;
+    std::string name;
+    ASSERT_TRUE(fields >> std::hex >> address >> size >> name) << line;
+    functions[name] = {address, size};
+  }
+  std::remove(path.c_str());
+  for (const char* name : {"twice_plus_one", "scale"}) {
+    ASSERT_TRUE(functions.count(name)) << name << " is not in the map";
+    EXPECT_EQ(functions[name].first, reinterpret_cast<uint64_t>(engine->lookup(name))) << name;
+    EXPECT_GT(functions[name].second, 0u) << name;
+  }
+  EXPECT_FALSE(functions.count("kiln_rt_probe")) << "the runtime's symbols are not compiled code";
 }
 
 TEST_F(JitEngineTest, AMissingFunctionIsACompileError) {
