@@ -101,6 +101,10 @@ bool inParallelRegion() { return tInParallelRegion; }
 
 ThreadPool::ThreadPool(int numThreads) : numThreads_(std::clamp(numThreads, 1, kMaxThreads)) {}
 
+void ThreadPool::setNumThreads(int numThreads) {
+  numThreads_.store(std::clamp(numThreads, 1, kMaxThreads), std::memory_order_relaxed);
+}
+
 ThreadPool& ThreadPool::global() {
   static ThreadPool pool(detail::threadCountFromEnv(std::getenv("KILN_NUM_THREADS"),
                                                     std::thread::hardware_concurrency()));
@@ -110,7 +114,7 @@ ThreadPool& ThreadPool::global() {
 void ThreadPool::run(int64_t begin, int64_t end, int64_t grain, detail::ChunkFn fn) {
   int64_t length = end - begin;
   grain = std::max<int64_t>(grain, 1);
-  int64_t chunks = std::min<int64_t>(numThreads_, length / grain + (length % grain != 0));
+  int64_t chunks = std::min<int64_t>(numThreads(), length / grain + (length % grain != 0));
   int64_t chunkSize = length / chunks + (length % chunks != 0);
   Job job(begin, end, chunkSize, fn);
   watchForks();
@@ -130,5 +134,12 @@ void ThreadPool::run(int64_t begin, int64_t end, int64_t grain, detail::ChunkFn 
 }
 
 int get_num_threads() { return ThreadPool::global().numThreads(); }
+
+void set_num_threads(int n) {
+  if (n < 1 || n > kMaxThreads)
+    throw Error::make(std::source_location::current(), "set_num_threads",
+                      "the thread count must be from 1 to ", kMaxThreads, ", got ", n);
+  ThreadPool::global().setNumThreads(n);
+}
 
 }  // namespace kiln

@@ -2,17 +2,25 @@
 // cache (see OneDnn.h).
 #include "frontend/core/kernels/OneDnn.h"
 
+#include <omp.h>
+
 #include <cstdlib>
 #include <memory>
 #include <mutex>
 
 #include "kiln/core/Storage.h"
+#include "kiln/core/ThreadPool.h"
 
 namespace kiln::kernels::onednn {
 
 dnnl::engine& engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;
+}
+
+void useKilnThreads() {
+  const int n = get_num_threads();
+  if (omp_get_max_threads() != n) omp_set_num_threads(n);
 }
 
 dnnl::stream& stream() {

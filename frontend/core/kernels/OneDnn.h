@@ -19,6 +19,11 @@ namespace kiln::kernels::onednn {
 // The one CPU engine of the process.
 dnnl::engine& engine();
 
+// Makes this thread's OpenMP default team size, which oneDNN's primitives are built for and
+// run with, Kiln's thread count (get_num_threads()), as ATen does before its oneDNN calls.
+// Every op that creates or runs a primitive calls it first.
+void useKilnThreads();
+
 // This thread's stream on engine(). Streams are not shared between threads.
 dnnl::stream& stream();
 

@@ -177,6 +177,7 @@ std::shared_ptr<const ConvPlan> convPlan(const Tensor& x, const Shape& ws, const
 // the weights into the cache.
 void onednnConv(const Tensor& xIn, const Tensor& wIn, const Window& win, int64_t groups, Tensor& out,
                 const SourceLoc& loc) {
+  onednn::useKilnThreads();
   const std::shared_ptr<const ConvPlan> plan = convPlan(xIn, wIn.sizes(), win, groups, out.sizes());
   dnnl::engine& engine = onednn::engine();
   if (!plan->blocked) {
@@ -425,6 +426,7 @@ struct PoolPlan {
 // oneDNN's jit pooling reads NCHW directly (no reorders). Its max drops NaNs, which
 // PyTorch propagates: the caller sends inputs with a NaN to the reference loop instead.
 void onednnPool(const Tensor& x, const Window& win, bool isMax, Tensor& out) {
+  onednn::useKilnThreads();
   std::vector<int64_t> key(x.sizes());
   key.insert(key.end(), {isMax, win.kh, win.kw, win.sh, win.sw, win.pt, win.pb, win.pl, win.pr});
   static auto* plans = new onednn::PlanCache<PoolPlan>(64);

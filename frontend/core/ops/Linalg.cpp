@@ -52,6 +52,7 @@ dnnl::memory::dims matrixStrides(const Tensor& x, bool transposed) {
 }
 
 void onednnMatmul(const Tensor& a, const Tensor& b, bool ta, bool tb, Tensor& out) {
+  kernels::onednn::useKilnThreads();
   using dt = dnnl::memory::data_type;
   Shape as = a.sizes(), bs = b.sizes();
   if (ta) std::swap(as[as.size() - 1], as[as.size() - 2]);

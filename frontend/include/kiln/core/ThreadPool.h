@@ -5,6 +5,7 @@
 // it after every oneDNN call (docs/ARCHITECTURE.md, "Thread pool").
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -51,7 +52,10 @@ class ThreadPool {
   // Sized to std::thread::hardware_concurrency(), or to KILN_NUM_THREADS when set.
   static ThreadPool& global();
 
-  int numThreads() const { return numThreads_; }
+  int numThreads() const { return numThreads_.load(std::memory_order_relaxed); }
+
+  // Later parallelFor calls use at most `numThreads` threads (1 to 1024), the caller included.
+  void setNumThreads(int numThreads);
 
   // Calls fn(b, e) on disjoint chunks covering [begin, end), each at least `grain` long
   // where possible, and returns when all are done. Runs inline when the range fits in one
@@ -70,7 +74,7 @@ class ThreadPool {
  private:
   void run(int64_t begin, int64_t end, int64_t grain, detail::ChunkFn fn);
 
-  int numThreads_;
+  std::atomic<int> numThreads_;
 };
 
 // parallelFor on the global pool.
@@ -86,5 +90,10 @@ void parallelFor(int64_t begin, int64_t end, int64_t grain, F&& fn) {
 
 // Threads parallelFor uses, the caller included (LibTorch's at::get_num_threads).
 int get_num_threads();
+
+// Sets the threads Kiln computes with, the caller included: parallelFor's and those of
+// Kiln's oneDNN calls (matmul, conv2d, pooling). LibTorch's at::set_num_threads; it
+// overrides KILN_NUM_THREADS. kiln::Error unless 1 <= n <= 1024.
+void set_num_threads(int n);
 
 }  // namespace kiln

@@ -1,5 +1,7 @@
 // The shared oneDNN helpers: the LRU map, strided descriptions, and the reordered-weights
 // cache's keys (storage identity, version, offset, layout).
+#include <omp.h>
+
 #include <set>
 
 #include <gtest/gtest.h>
@@ -7,6 +9,7 @@
 #include "frontend/core/kernels/OneDnn.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
+#include "kiln/core/ThreadPool.h"
 #include "test/unit/frontend/core/TestTensors.h"
 
 namespace kiln {
@@ -15,6 +18,29 @@ namespace {
 namespace onednn = kernels::onednn;
 using dnnl::memory;
 using kiln::testing::ramp;
+
+// oneDNN's OpenMP primitives size their teams from the calling thread's OpenMP default;
+// Kiln's ops that call oneDNN set it to Kiln's thread count first, so KILN_NUM_THREADS and
+// set_num_threads govern matmul, conv2d and pooling as they do parallelFor.
+TEST(OneDnnThreads, FollowKilnsThreadCount) {
+  const int kilnBefore = get_num_threads(), ompBefore = omp_get_max_threads();
+  Tensor a = ones({64, 64}), x = ones({2, 4, 8, 8}), w = ones({4, 4, 3, 3});
+  omp_set_num_threads(4);
+  set_num_threads(1);
+  Tensor c = matmul(a, a);
+  EXPECT_EQ(omp_get_max_threads(), 1) << "after matmul";
+  set_num_threads(3);
+  Tensor y = conv2d(x, w, Tensor(), {1}, {1});
+  EXPECT_EQ(omp_get_max_threads(), 3) << "after conv2d";
+  set_num_threads(2);
+  Tensor p = max_pool2d(x, {2, 2});
+  EXPECT_EQ(omp_get_max_threads(), 2) << "after max_pool2d";
+  EXPECT_EQ(c.data_ptr<float>()[0], 64.0f);
+  EXPECT_EQ(y.sizes(), (Shape{2, 4, 8, 8}));
+  EXPECT_EQ(p.sizes(), (Shape{2, 4, 4, 4}));
+  set_num_threads(kilnBefore);
+  omp_set_num_threads(ompBefore);
+}
 
 TEST(LruCache, EvictsTheLeastRecentlyUsed) {
   onednn::LruCache<int, int> cache(2);

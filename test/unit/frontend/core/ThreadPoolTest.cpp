@@ -192,6 +192,35 @@ TEST(ThreadPoolTest, GlobalPool) {
   for (auto& v : visits) ASSERT_EQ(v.load(), 1);
 }
 
+TEST(ThreadPoolTest, SetNumThreadsSizesTheGlobalPool) {
+  const int before = get_num_threads();
+  set_num_threads(3);
+  EXPECT_EQ(get_num_threads(), 3);
+  std::atomic<int> teamSize{0};
+  parallelFor(0, 3, 1, [&](int64_t, int64_t) { teamSize = omp_get_num_threads(); });
+  EXPECT_EQ(teamSize.load(), 3);
+  set_num_threads(1);
+  int calls = 0;
+  parallelFor(0, 1000, 1, [&](int64_t, int64_t) { ++calls; });
+  EXPECT_EQ(calls, 1) << "one thread: the whole range inline";
+  set_num_threads(before);
+  EXPECT_EQ(get_num_threads(), before);
+}
+
+TEST(ThreadPoolTest, SetNumThreadsRejectsCountsOutOfRange) {
+  const int before = get_num_threads();
+  for (int bad : {0, -2, 1025}) {
+    try {
+      set_num_threads(bad);
+      FAIL() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.op(), "set_num_threads");
+      EXPECT_EQ(e.message(), "the thread count must be from 1 to 1024, got " + std::to_string(bad));
+    }
+  }
+  EXPECT_EQ(get_num_threads(), before);
+}
+
 TEST(ThreadPoolTest, ThreadCountFromEnvironment) {
   EXPECT_EQ(detail::threadCountFromEnv(nullptr, 8), 8);
   EXPECT_EQ(detail::threadCountFromEnv("", 8), 8);
