@@ -271,21 +271,14 @@ void JitEngine::appendToPerfMap(std::string_view object) const {
   }
   std::string lines;
   for (const auto& [symbol, size] : llvm::object::computeSymbolSizes(**file)) {
-    llvm::Expected<llvm::object::SymbolRef::Type> type = symbol.getType();
-    llvm::Expected<llvm::StringRef> name = symbol.getName();
-    llvm::Expected<uint32_t> flags = symbol.getFlags();
+    std::optional<llvm::object::SymbolRef::Type> type = llvm::expectedToOptional(symbol.getType());
+    std::optional<llvm::StringRef> name = llvm::expectedToOptional(symbol.getName());
+    std::optional<uint32_t> flags = llvm::expectedToOptional(symbol.getFlags());
     if (!type || !name || !flags || *type != llvm::object::SymbolRef::ST_Function ||
-        (*flags & llvm::object::SymbolRef::SF_Undefined)) {
-      if (!type) llvm::consumeError(type.takeError());
-      if (!name) llvm::consumeError(name.takeError());
-      if (!flags) llvm::consumeError(flags.takeError());
+        (*flags & llvm::object::SymbolRef::SF_Undefined))
       continue;
-    }
-    auto address = jit_->lookup(*name);
-    if (!address) {  // a local function: not visible to lookup
-      llvm::consumeError(address.takeError());
-      continue;
-    }
+    auto address = llvm::expectedToOptional(jit_->lookup(*name));
+    if (!address) continue;  // a local function: not visible to lookup
     char line[64];
     std::snprintf(line, sizeof line, "%llx %llx ", (unsigned long long)address->getValue(),
                   (unsigned long long)size);

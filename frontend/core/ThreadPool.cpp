@@ -118,17 +118,14 @@ void ThreadPool::run(int64_t begin, int64_t end, int64_t grain, detail::ChunkFn 
   int64_t chunkSize = length / chunks + (length % chunks != 0);
   Job job(begin, end, chunkSize, fn);
   watchForks();
-  if (gForkedChild.load(std::memory_order_relaxed)) {
+  // The calling thread is the team's thread 0. Inside a user's own OpenMP region (nested
+  // parallelism is off by default), and in a forked child (the `if` clause), the team has
+  // one thread, the caller, which runs every chunk.
+  const bool forked = gForkedChild.load(std::memory_order_relaxed);
+#pragma omp parallel num_threads(int(chunks)) if (!forked)
+  {
     RegionGuard region;
     job.claimAndRunChunks();
-  } else {
-    // The calling thread is the team's thread 0. Inside a user's own OpenMP region (nested
-    // parallelism is off by default) the team has one thread, which runs every chunk.
-#pragma omp parallel num_threads(int(chunks))
-    {
-      RegionGuard region;
-      job.claimAndRunChunks();
-    }
   }
   if (job.error) std::rethrow_exception(job.error);
 }

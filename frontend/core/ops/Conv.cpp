@@ -241,24 +241,21 @@ void referenceConv(const Tensor& x, const Tensor& w, const Window& win, int64_t 
 // 1.1 against 4.8. The kernel's general loop loses to oneDNN elsewhere (stride 2 on 16x16
 // planes: 0.87 against 0.19 ms; 8x8 planes: 0.26 against 0.11), so those stay on oneDNN.
 // Non-finite weights also go to oneDNN, which skips the padding where the kernel
-// multiplies it (inf * 0).
-bool nativeDepthwise(const Tensor& w, int64_t groups, const Window& win, const Tensor& x,
-                     const Tensor& out) {
-  if (x.dtype() != kFloat32 || w.sizes()[1] != 1 || groups != x.sizes()[1] || win.kh != 3 ||
+// multiplies it (inf * 0). Returns whether it ran the convolution (false: nothing done).
+bool depthwiseConv(const Tensor& x, const Tensor& wIn, const Window& win, int64_t groups, Tensor& out,
+                   const SourceLoc& loc) {
+  if (x.dtype() != kFloat32 || wIn.sizes()[1] != 1 || groups != x.sizes()[1] || win.kh != 3 ||
       win.kw != 3 || win.sh != 1 || win.sw != 1 || win.dh != 1 || win.dw != 1 || out.sizes()[3] < 16)
     return false;
-  Tensor wc = w.contiguous();
-  const float* p = wc.data_ptr<float>();
-  return std::all_of(p, p + wc.numel(), [](float v) { return std::isfinite(v); });
-}
-
-void depthwiseConv(const Tensor& xIn, const Tensor& wIn, const Window& win, Tensor& out,
-                   const SourceLoc& loc) {
-  Tensor x = kernels::contiguousValues(xIn, loc), w = kernels::contiguousValues(wIn, loc);
-  const Shape &xs = x.sizes(), &ys = out.sizes();
+  Tensor w = kernels::contiguousValues(wIn, loc);
+  const float* pw = w.data_ptr<float>();
+  if (!std::all_of(pw, pw + w.numel(), [](float v) { return std::isfinite(v); })) return false;
+  Tensor xc = kernels::contiguousValues(x, loc);
+  const Shape &xs = xc.sizes(), &ys = out.sizes();
   const kernels::DepthwiseGeometry g{xs[0], xs[1], xs[2],  xs[3],  ys[1] / xs[1], win.kh, win.kw,
                                      win.sh, win.sw, win.dh, win.dw, win.pt, win.pl, ys[2], ys[3]};
-  kernels::depthwiseConv2d(x.data_ptr<float>(), w.data_ptr<float>(), out.data_ptr<float>(), g);
+  kernels::depthwiseConv2d(xc.data_ptr<float>(), pw, out.data_ptr<float>(), g);
+  return true;
 }
 
 void convKernel(const OpArgs& args, std::span<Tensor> out) {
@@ -266,8 +263,8 @@ void convKernel(const OpArgs& args, std::span<Tensor> out) {
   const Window win = windowOf(args.attrs, w.sizes()[2], w.sizes()[3]);
   const int64_t groups = args.attrs.get<int64_t>("groups");
   if (out[0].numel() == 0) return;
-  if (nativeDepthwise(w, groups, win, x, out[0])) depthwiseConv(x, w, win, out[0], args.loc);
-  else if (x.dtype() == kFloat32) onednnConv(x, w, win, groups, out[0], args.loc);
+  if (depthwiseConv(x, w, win, groups, out[0], args.loc)) return;
+  if (x.dtype() == kFloat32) onednnConv(x, w, win, groups, out[0], args.loc);
   else referenceConv(kernels::contiguousValues(x, args.loc), kernels::contiguousValues(w, args.loc), win,
                      groups, out[0]);
 }
