@@ -11,6 +11,7 @@
 #include <limits>
 #include <vector>
 
+#include "frontend/core/kernels/Reduce.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Tensor.h"
 #include "test/unit/frontend/Golden.h"
@@ -321,6 +322,42 @@ TEST(ReduceTest, Float32SumsAccumulateInDouble) {
   EXPECT_EQ(sum(row, {1}).item<float>(), 1000.0f);
   EXPECT_EQ(sum(row.t().contiguous(), {0}).item<float>(), 1000.0f);
   EXPECT_EQ(mean(row).item<float>(), 1000.0f / 1002.0f);
+}
+
+// Values of every sign and of magnitudes 2^-20..2^20, so that every rounding shows.
+std::vector<float> wideValues(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    const float mantissa = float(seed >> 8) / float(1 << 24) + 0.5f;
+    v[i] = std::ldexp((seed & 1) ? -mantissa : mantissa, int((seed >> 1) % 40) - 20);
+  }
+  return v;
+}
+
+// The out-of-line float32 row sum (AVX-512 where the CPU has it) gives the inline lanes'
+// bits for every tail length, with infinities, NaN, signed zeros and subnormals; sum and
+// mean take it for long rows.
+TEST(ReduceTest, TheOutOfLineRowSumGivesTheInlineBits) {
+  auto inlineSum = [](const std::vector<float>& v) {
+    return kernels::laneSum<double>(int64_t(v.size()), [&](int64_t i) { return double(v[size_t(i)]); });
+  };
+  auto bits = [](double d) { return std::bit_cast<uint64_t>(d); };
+  for (int64_t n = kernels::kMinOutOfLineRow; n < kernels::kMinOutOfLineRow + 40; ++n) {
+    std::vector<float> v = wideValues(size_t(n), uint32_t(n));
+    EXPECT_EQ(bits(kernels::sumFloatRow(v.data(), n)), bits(inlineSum(v))) << "n = " << n;
+    v[size_t(n) - 1] = -0.0f;
+    v[size_t(n) / 2] = 1e-42f;
+    EXPECT_EQ(bits(kernels::sumFloatRow(v.data(), n)), bits(inlineSum(v))) << "n = " << n;
+    EXPECT_EQ(sum(tensor(v, Shape{1, n}), {1}).item<float>(), float(inlineSum(v))) << "n = " << n;
+  }
+  std::vector<float> v = wideValues(300, 3);
+  v[299] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(kernels::sumFloatRow(v.data(), 300), std::numeric_limits<double>::infinity());
+  v[3] = -std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(std::isnan(kernels::sumFloatRow(v.data(), 300)));
+  const std::vector<float> zeros(300, -0.0f);
+  EXPECT_EQ(bits(kernels::sumFloatRow(zeros.data(), 300)), 0u);  // +0, as the lanes give
 }
 
 // amax/amin return the first NaN in index order, payload and all, whichever lane or

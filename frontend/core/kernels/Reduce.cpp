@@ -1,0 +1,59 @@
+#include "frontend/core/kernels/Reduce.h"
+
+// Not under ASan (the config also runs UBSan), as the vector clones of Loops.h.
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
+#include <immintrin.h>
+#define KILN_SUM_ROW_AVX512 1
+#endif
+
+namespace kiln::kernels {
+
+namespace {
+
+double sumFloatRowPortable(const float* x, int64_t n) {
+  return laneSum<double>(n, [x](int64_t i) { return double(x[i]); });
+}
+
+#ifdef KILN_SUM_ROW_AVX512
+// LaneFold's order with its 16 lanes as two vectors of 8 doubles: lanes 0..7 and 8..15.
+// The adds are fused multiply-adds by 1.0, which round as an add does (x * 1.0 is exact).
+// The tail is one masked load: a missing element reads +0, and adding +0 instead of
+// nothing changes no lane (a lane is never -0: it starts at +0, and a sum is -0 only when
+// both terms are).
+[[gnu::target("arch=x86-64-v4")]] double sumFloatRowAvx512(const float* x, int64_t n) {
+  const __m512d one = _mm512_set1_pd(1.0);
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    lo = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + i)), one, lo);
+    hi = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + i + 8)), one, hi);
+  }
+  if (i < n) {
+    const __m512 rest = _mm512_maskz_loadu_ps(__mmask16((1u << (n - i)) - 1), x + i);
+    const __m256 upper = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(rest), 1));
+    lo = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(rest)), one, lo);
+    hi = _mm512_fmadd_pd(_mm512_cvtps_pd(upper), one, hi);
+  }
+  // LaneFold::result's halving: lane k with lane k + 8, then k + 4, k + 2, k + 1.
+  const __m512d eight = _mm512_add_pd(lo, hi);
+  const __m256d four = _mm256_add_pd(_mm512_castpd512_pd256(eight), _mm512_extractf64x4_pd(eight, 1));
+  const __m128d two = _mm_add_pd(_mm256_castpd256_pd128(four), _mm256_extractf128_pd(four, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(two, _mm_unpackhi_pd(two, two)));
+}
+#endif
+
+}  // namespace
+
+double sumFloatRow(const float* x, int64_t n) {
+#ifdef KILN_SUM_ROW_AVX512
+  static_assert(kLanes == 16, "two vectors of 8 doubles");
+  static const auto sum = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4"))
+                              ? sumFloatRowAvx512
+                              : sumFloatRowPortable;
+  return sum(x, n);
+#else
+  return sumFloatRowPortable(x, n);
+#endif
+}
+
+}  // namespace kiln::kernels
