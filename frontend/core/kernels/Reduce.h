@@ -97,7 +97,11 @@ class LaneFold {
   KILN_INLINE_IN_CLONES V result() const {
     V l[kLanes];
     for (int64_t k = 0; k < kLanes; ++k) l[k] = lane_[k];
+    // Unrolled, the halving stays in registers; left a loop, GCC kept the lanes on the
+    // stack and read them back one by one (softmax of [16384,64]: 0.556 -> 0.498 ms).
+#pragma GCC unroll 4
     for (int64_t width = kLanes / 2; width >= 1; width /= 2)
+#pragma GCC unroll 8
       for (int64_t k = 0; k < width; ++k) {
         if constexpr (K == ReduceKind::Max) l[k] = l[k + width] > l[k] ? l[k + width] : l[k];
         else if constexpr (K == ReduceKind::Min) l[k] = l[k + width] < l[k] ? l[k + width] : l[k];
