@@ -612,6 +612,32 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult AddmmOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  Reporter r(loc, getOperationName());
+  auto operands = r.operands({{"a", adaptor.getA()},
+                              {"b", adaptor.getB()},
+                              {"bias", adaptor.getBias()}});
+  if (failed(operands) || failed(sameElementType(r, *operands)))
+    return failure();
+  const Operand &a = (*operands)[0], &b = (*operands)[1], &bias = (*operands)[2];
+  if (failed(checkRank(r, a, 2)) || failed(checkRank(r, b, 2)) ||
+      failed(checkRank(r, bias, 1)))
+    return failure();
+  bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
+  int64_t m = a.shape()[ta], ka = a.shape()[!ta];
+  int64_t kb = b.shape()[tb], n = b.shape()[!tb];
+  if (!compatibleDims(ka, kb))
+    return r.mismatch(b, a, "contraction dimensions differ");
+  if (!compatibleDims(bias.shape()[0], n))
+    return r.fail("operand 'bias' has shape ", formatShape(bias.shape()),
+                  " but the product has ", n, " columns");
+  types.push_back(RankedTensorType::get({m, n}, a.elementType()));
+  return success();
+}
+
 // Checks conv2d's attributes and channels (x: NCHW, w: OIHW).
 static LogicalResult checkConv2d(const Reporter &r, Conv2dOp::Adaptor adaptor,
                                  const Operand &x, const Operand &w) {

@@ -343,6 +343,30 @@ def Kiln_MatmulOp : Kiln_PureOp<"matmul"> {
   }];
 }
 
+def Kiln_AddmmOp : Kiln_PureOp<"addmm"> {
+  let summary = "matrix product plus a bias row, optionally through relu";
+  let description = [{
+    `a` (`[M, K]`, or `[K, M]` under `transpose_a`) times `b` (`[K, N]`, or
+    `[N, K]` under `transpose_b`), plus `bias` (`[N]`) added to every row,
+    then `max(x, 0)` under `relu`: one library call with the bias and the
+    activation as epilogues (oneDNN post-ops on CPU). Each step rounds as the
+    `kiln.matmul`, `kiln.add` and `kiln.relu` it stands for.
+
+    ```mlir
+    %y = kiln.addmm %x, %w, %b transpose_b relu
+           : tensor<8x3xf32>, tensor<5x3xf32>, tensor<5xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$a, Kiln_FloatTensor:$b,
+                       Kiln_FloatTensor:$bias, UnitAttr:$transpose_a,
+                       UnitAttr:$transpose_b, UnitAttr:$relu);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $bias (`transpose_a` $transpose_a^)? (`transpose_b` $transpose_b^)?
+    (`relu` $relu^)? attr-dict `:` type($a) `,` type($b) `,` type($bias)
+  }];
+}
+
 def Kiln_Conv2dOp : Kiln_PureOp<"conv2d"> {
   let summary = "2-D convolution (NCHW input, OIHW weights)";
   let description = [{

@@ -22,7 +22,7 @@ namespace {
 StringRef kernelKindOf(Operation *op) {
   if (isa<FusionOp>(op))
     return "fusion";
-  if (isa<MatmulOp, Conv2dOp, Pool2dOp>(op))
+  if (isa<MatmulOp, AddmmOp, Conv2dOp, Pool2dOp>(op))
     return "library";
   return {};
 }

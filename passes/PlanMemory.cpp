@@ -51,7 +51,7 @@ bool producesNothing(Operation &op) {
 // The first op of `func` that kiln-outline-kernels would have outlined.
 Operation *firstUnoutlined(func::FuncOp func) {
   for (Operation &op : func.getBody().getOps())
-    if (isa<FusionOp, MatmulOp, Conv2dOp, Pool2dOp>(op))
+    if (isa<FusionOp, MatmulOp, AddmmOp, Conv2dOp, Pool2dOp>(op))
       return &op;
   return nullptr;
 }

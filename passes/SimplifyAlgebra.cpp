@@ -186,6 +186,44 @@ struct TransposeOfMatmul : OpRewritePattern<TransposeOp> {
   }
 };
 
+// relu?(matmul(a, b) + broadcast(bias)) -> addmm(a, b, bias) [relu], for a 2-d float
+// product whose only user is the add, and a bias of one value per column: the library
+// call then adds the bias (and applies the relu) as its epilogue, instead of a fused
+// kernel reading the product back (oneDNN's post-ops, DESIGN.md §6). The relu joins when
+// it is the add's only user. Waits for MatmulOfTranspose, so transposes are flags.
+struct MatmulBiasToAddmm : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AddOp add,
+                                PatternRewriter &rewriter) const override {
+    MatmulOp mm;
+    BroadcastInDimOp bias;
+    for (auto [x, y] : {std::pair(add.getLhs(), add.getRhs()),
+                        std::pair(add.getRhs(), add.getLhs())}) {
+      mm = x.getDefiningOp<MatmulOp>();
+      bias = y.getDefiningOp<BroadcastInDimOp>();
+      if (mm && bias)
+        break;
+    }
+    if (!mm || !bias || !mm->hasOneUse())
+      return failure();
+    auto type = cast<RankedTensorType>(mm.getType());
+    auto biasType = cast<RankedTensorType>(bias.getX().getType());
+    if (type.getRank() != 2 || !isa<FloatType>(type.getElementType()) ||
+        biasType.getRank() != 1 || bias.getDims() != ArrayRef<int64_t>{1} ||
+        biasType.getElementType() != type.getElementType())
+      return failure();
+    for (Value operand : {mm.getA(), mm.getB()})
+      if (auto t = operand.getDefiningOp<TransposeOp>(); t && swapsLastTwo(t))
+        return failure();
+    auto relu = add->hasOneUse() ? dyn_cast<ReluOp>(*add->user_begin()) : ReluOp();
+    Operation *root = relu ? relu.getOperation() : add.getOperation();
+    rewriter.replaceOpWithNewOp<AddmmOp>(root, type, mm.getA(), mm.getB(),
+                                         bias.getX(), mm.getTransposeA(),
+                                         mm.getTransposeB(), bool(relu));
+    return success();
+  }
+};
+
 struct KilnSimplifyPass : impl::KilnSimplifyPassBase<KilnSimplifyPass> {
   LogicalResult initialize(MLIRContext *context) override {
     RewritePatternSet set(context);
@@ -222,7 +260,7 @@ struct KilnSimplifyPass : impl::KilnSimplifyPassBase<KilnSimplifyPass> {
 } // namespace
 
 void populateSimplifyAlgebraPatterns(RewritePatternSet &patterns) {
-  patterns.add<AddOfNeg, DivByBroadcast, MatmulOfTranspose,
+  patterns.add<AddOfNeg, DivByBroadcast, MatmulBiasToAddmm, MatmulOfTranspose,
                SinkLayoutBelowElementwise, SubOfNeg, TransposeOfMatmul>(
       patterns.getContext());
 }

@@ -59,6 +59,7 @@ const std::vector<OpSchema>& schemas() {
       {"kiln.concat", {{"dim", K::I64}}},
       {"kiln.reduce", {{"kind", K::ReduceKind}, {"dims", K::I64Array}, {"keep_dims", K::Flag}}},
       {"kiln.matmul", {{"transpose_a", K::Flag}, {"transpose_b", K::Flag}}},
+      {"kiln.addmm", {{"transpose_a", K::Flag}, {"transpose_b", K::Flag}, {"relu", K::Flag}}},
       {"kiln.conv2d",
        {{"stride", K::I64Array}, {"padding", K::I64Array}, {"dilation", K::I64Array},
         {"groups", K::I64}}},

@@ -3,7 +3,7 @@
 // RUN: kiln-opt %s --kiln-outline-kernels --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=LOC
 // RUN: kiln-opt %s --kiln-fuse --kiln-outline-kernels | FileCheck %s --check-prefix=FUSE
 
-// kiln-outline-kernels: every kiln.fusion and library op (matmul, conv2d, pool2d) becomes a
+// kiln-outline-kernels: every kiln.fusion and library op (matmul, addmm, conv2d, pool2d) becomes a
 // private kernel function called from its host, which keeps everything else (the host
 // schedule). Kernels follow their host, numbered per host in block order. The second RUN
 // line checks that outlining an outlined module changes nothing.
@@ -53,6 +53,20 @@ func.func @matmul(%a: tensor<4x3xf32> {kiln.input = 0 : i64}, %w: tensor<5x3xf32
   %mm = kiln.matmul %a, %w transpose_b : tensor<4x3xf32>, tensor<5x3xf32>
   %r = kiln.relu %mm : tensor<4x5xf32>
   return %r : tensor<4x5xf32>
+}
+
+// kiln.addmm (a product with its bias and relu epilogues) is a library kernel too.
+// CHECK-LABEL: func.func @addmm(
+// CHECK:         %[[Y:.*]] = call @addmm_kernel_0(
+// CHECK-NEXT:    return %[[Y]]
+// CHECK-LABEL: func.func private @addmm_kernel_0(
+// CHECK-SAME:    attributes {kiln.kernel = "library"}
+// CHECK-NEXT:    kiln.addmm %{{.*}}, %{{.*}}, %{{.*}} transpose_b relu : tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>
+// CHECK-NEXT:    return
+func.func @addmm(%a: tensor<4x3xf32> {kiln.input = 0 : i64}, %w: tensor<5x3xf32> {kiln.state = "w"},
+                 %b: tensor<5xf32> {kiln.state = "b"}) -> (tensor<4x5xf32> {kiln.output = 0 : i64}) {
+  %y = kiln.addmm %a, %w, %b transpose_b relu : tensor<4x3xf32>, tensor<5x3xf32>, tensor<5xf32>
+  return %y : tensor<4x5xf32>
 }
 
 // Every result of a multi-result fusion is a result of the call.

@@ -125,6 +125,53 @@ func.func @matmul_transposes(%x: tensor<8x4xf32>, %w: tensor<3x4xf32>, %dy: tens
 
 // -----
 
+// A linear layer's bias add (and its relu, when the relu is the add's only user) joins
+// the matmul as kiln.addmm, whose library call applies them as epilogues; the weight's
+// transpose becomes a flag first. A product with another user, a bias broadcast along the
+// other dim, a batched product and an integer product keep their separate ops.
+// CHECK-LABEL: func.func @addmm_epilogues(
+// CHECK-SAME:      %[[X0:[^:]*]]: tensor<8x4xf32>, %[[X1:[^:]*]]: tensor<8x4xf32>, %[[X2:[^:]*]]: tensor<8x4xf32>, %[[W:[^:]*]]: tensor<3x4xf32>, %[[B:[^:]*]]: tensor<3xf32>, %[[R:[^:]*]]: tensor<8xf32>,
+// CHECK-SAME:      %[[BX:[^:]*]]: tensor<2x8x4xf32>, %[[BW:[^:]*]]: tensor<2x4x3xf32>, %[[IX:[^:]*]]: tensor<8x4xi32>, %[[IW:[^:]*]]: tensor<4x3xi32>, %[[IB:[^:]*]]: tensor<3xi32>
+// CHECK-DAG:     %[[Y:.*]] = kiln.addmm %[[X0]], %[[W]], %[[B]] transpose_b relu : tensor<8x4xf32>, tensor<3x4xf32>, tensor<3xf32>
+// CHECK-DAG:     %[[Z:.*]] = kiln.addmm %[[X1]], %[[W]], %[[B]] transpose_b : tensor<8x4xf32>, tensor<3x4xf32>, tensor<3xf32>
+// CHECK-DAG:     %[[P:.*]] = kiln.matmul %[[X2]], %[[W]] transpose_b
+// CHECK-DAG:     %[[RB:.*]] = kiln.broadcast_in_dim %[[R]], dims = [0]
+// CHECK-DAG:     %[[Q:.*]] = kiln.add %[[P]], %[[RB]]
+// CHECK-DAG:     %[[BP:.*]] = kiln.matmul %[[BX]], %[[BW]]
+// CHECK-DAG:     %[[IP:.*]] = kiln.matmul %[[IX]], %[[IW]]
+// CHECK-NOT:     kiln.relu
+// CHECK:         return %[[Y]], %[[Z]], %[[Q]], %[[P]],
+func.func @addmm_epilogues(%x0: tensor<8x4xf32>, %x1: tensor<8x4xf32>, %x2: tensor<8x4xf32>,
+                           %w: tensor<3x4xf32>, %b: tensor<3xf32>, %r: tensor<8xf32>,
+                           %bx: tensor<2x8x4xf32>, %bw: tensor<2x4x3xf32>,
+                           %ix: tensor<8x4xi32>, %iw: tensor<4x3xi32>, %ib: tensor<3xi32>)
+    -> (tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<2x8x3xf32>,
+        tensor<8x3xi32>) {
+  %wt = kiln.transpose %w, permutation = [1, 0] : tensor<3x4xf32>
+  %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [8, 3] : tensor<3xf32>
+  // matmul + bias + relu, the relu the add's only user.
+  %m0 = kiln.matmul %x0, %wt : tensor<8x4xf32>, tensor<4x3xf32>
+  %a0 = kiln.add %m0, %bb : tensor<8x3xf32>
+  %y = kiln.relu %a0 : tensor<8x3xf32>
+  // bias + matmul (operands either way round), no relu.
+  %m1 = kiln.matmul %x1, %wt : tensor<8x4xf32>, tensor<4x3xf32>
+  %z = kiln.add %bb, %m1 : tensor<8x3xf32>
+  // A bias per row is not a bias per column; and this product is used twice.
+  %m2 = kiln.matmul %x2, %wt : tensor<8x4xf32>, tensor<4x3xf32>
+  %rb = kiln.broadcast_in_dim %r, dims = [0], shape = [8, 3] : tensor<8xf32>
+  %q = kiln.add %m2, %rb : tensor<8x3xf32>
+  // Batched and integer products stay matmuls.
+  %bbb = kiln.broadcast_in_dim %b, dims = [2], shape = [2, 8, 3] : tensor<3xf32>
+  %m3 = kiln.matmul %bx, %bw : tensor<2x8x4xf32>, tensor<2x4x3xf32>
+  %bp = kiln.add %m3, %bbb : tensor<2x8x3xf32>
+  %ibb = kiln.broadcast_in_dim %ib, dims = [1], shape = [8, 3] : tensor<3xi32>
+  %m4 = kiln.matmul %ix, %iw : tensor<8x4xi32>, tensor<4x3xi32>
+  %ip = kiln.add %m4, %ibb : tensor<8x3xi32>
+  return %y, %z, %q, %m2, %bp, %ip : tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<8x3xf32>, tensor<2x8x3xf32>, tensor<8x3xi32>
+}
+
+// -----
+
 // Dividing by a broadcast row value divides once per row: x / broadcast(s) becomes
 // x * broadcast(1 / s). Integers and f16 keep their division, as does a divisor that is
 // not broadcast.

@@ -231,6 +231,11 @@ std::vector<OpCase> linalgAndJoins() {
       op("mm", {kA, normal({4, 2})}, [](X x) { return mm(x[0], x[1]); }),
       op("mm_transpose_b", {kA, normal({2, 4})}, [](X x) { return mm(x[0], x[1].t()); }),
       op("bmm", {kBatch, batchB}, [](X x) { return bmm(x[0], x[1]); }),
+      op("addmm", {normal({2}), kA, normal({4, 2})}, [](X x) { return addmm(x[0], x[1], x[2]); }),
+      op("addmm_transpose_b", {normal({5}), kA, normal({5, 4})},
+         [](X x) { return addmm(x[0], x[1], x[2].t()); }),
+      op("addmm_f64", {normal({2}, kFloat64), normal(kMat, kFloat64), normal({4, 2}, kFloat64)},
+         [](X x) { return addmm(x[0], x[1], x[2]); }),
       op("F_linear", {kA, normal({5, 4}), normal({5})}, [](X x) { return F::linear(x[0], x[1], x[2]); }),
       op("F_linear_no_bias", {kBatch, normal({2, 5})}, [](X x) { return F::linear(x[0], x[1]); }),
 

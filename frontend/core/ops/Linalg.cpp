@@ -1,6 +1,10 @@
 // The matmul op of the op table (kiln.matmul): oneDNN for f32, a blocked reference loop
 // for the dtypes oneDNN's matmul lacks on CPU; and torch.matmul/mm/bmm on top of it.
+#include <optional>
+#include <unordered_map>
+
 #include "frontend/core/kernels/Copy.h"
+#include "frontend/core/kernels/Loops.h"
 #include "frontend/core/kernels/OneDnn.h"
 #include "frontend/core/ops/OpTable.h"
 #include "frontend/core/ops/ShapeRules.h"
@@ -51,7 +55,11 @@ dnnl::memory::dims matrixStrides(const Tensor& x, bool transposed) {
   return dnnl::memory::dims(s.begin(), s.end());
 }
 
-void onednnMatmul(const Tensor& a, const Tensor& b, bool ta, bool tb, Tensor& out) {
+// out = op(a) op(b), plus `bias` (contiguous, one value per column) through oneDNN's bias
+// argument when given: the product's f32 accumulator plus the bias, rounded once, which
+// is what storing the product and adding the bias rounds to.
+void onednnMatmul(const Tensor& a, const Tensor& b, bool ta, bool tb, Tensor& out,
+                  const Tensor* bias = nullptr) {
   kernels::onednn::useKilnThreads();
   using dt = dnnl::memory::data_type;
   Shape as = a.sizes(), bs = b.sizes();
@@ -62,11 +70,21 @@ void onednnMatmul(const Tensor& a, const Tensor& b, bool ta, bool tb, Tensor& ou
   dnnl::memory::desc cMd(out.sizes(), dt::f32, out.strides());
   // oneDNN keeps a cache of primitives keyed by descriptor, so repeated shapes reuse one.
   dnnl::engine& engine = kernels::onednn::engine();
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aMd, bMd, cMd), engine);
-  dnnl::memory aMem(aMd, engine, a.rawData()), bMem(bMd, engine, b.rawData()),
-      cMem(cMd, engine, out.rawData());
+  std::unordered_map<int, dnnl::memory> memories{{DNNL_ARG_SRC, dnnl::memory(aMd, engine, a.rawData())},
+                                                {DNNL_ARG_WEIGHTS, dnnl::memory(bMd, engine, b.rawData())},
+                                                {DNNL_ARG_DST, dnnl::memory(cMd, engine, out.rawData())}};
+  std::optional<dnnl::matmul::primitive_desc> pd;
+  if (bias) {
+    dnnl::memory::dims biasDims(out.sizes().size(), 1);
+    biasDims.back() = out.sizes().back();
+    dnnl::memory::desc biasMd(biasDims, dt::f32, dnnl::memory::format_tag::ab);
+    pd.emplace(dnnl::matmul::desc(aMd, bMd, biasMd, cMd), engine);
+    memories.emplace(DNNL_ARG_BIAS, dnnl::memory(biasMd, engine, bias->rawData()));
+  } else {
+    pd.emplace(dnnl::matmul::desc(aMd, bMd, cMd), engine);
+  }
   dnnl::stream& stream = kernels::onednn::stream();
-  dnnl::matmul(pd).execute(stream, {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}, {DNNL_ARG_DST, cMem}});
+  dnnl::matmul(*pd).execute(stream, memories);
   stream.wait();
 }
 
@@ -114,6 +132,66 @@ void matmulKernel(const OpArgs& args, std::span<Tensor> out) {
   onednnMatmul(a, b, ta, tb, out[0]);
 }
 
+// addmm: relu?(op(A) op(B) + bias) for 2-d A and B and a bias of one value per column.
+std::vector<TensorMeta> addmmShape(const OpDef& op, std::span<const TensorMeta> in, const Attrs& attrs,
+                                   const SourceLoc& loc) {
+  const Shape &a = in[0].shape, &b = in[1].shape, &bias = in[2].shape;
+  if (a.size() != 2 || b.size() != 2)
+    throw ShapeError::make(loc, op.name, "expects 2-d operands, got shapes ", a, " and ", b);
+  std::vector<TensorMeta> out = matmulShape(op, in.first(2), attrs, loc);
+  if (bias.size() != 1 || bias[0] != out[0].shape[1])
+    throw ShapeError::make(loc, op.name, "bias of shape ", bias, " does not fit a product of shape ",
+                           out[0].shape, " (it needs shape [", out[0].shape[1], "])");
+  if (in[2].dtype != in[0].dtype || !isFloatingPoint(in[0].dtype))
+    throw TypeError::make(loc, op.name, "operands and bias must share a floating dtype, got ", in[0].dtype,
+                          ", ", in[1].dtype, " and ", in[2].dtype);
+  return out;
+}
+
+// The bias added and relu applied in the product's dtype, each rounded as the add and relu
+// kernels round (relu: NaN stays, everything not above 0 becomes +0).
+void addBiasAndRelu(const Tensor& bias, bool relu, Tensor& out, const SourceLoc& loc) {
+  const int64_t n = out.sizes()[1], rows = out.sizes()[0];
+  dispatchFloatingDType(out.dtype(), "addmm", loc, [&]<class T>() {
+    using M = OpMathType<T>;
+    const T* pb = static_cast<const T*>(bias.rawData());
+    T* pc = static_cast<T*>(out.rawData());
+    parallelFor(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          T v = T(M(pc[i * n + j]) + M(pb[j]));
+          if (relu && !(v != v || v > T(0))) v = T(0);
+          pc[i * n + j] = v;
+        }
+    });
+  });
+}
+
+// Kiln's relu over a contiguous f32 output, in place. Not oneDNN's relu post-op: with a
+// zero slope it gives -0 for negative values (slope x value), where relu gives +0.
+void reluInPlace(Tensor& out) {
+  float* p = static_cast<float*>(out.rawData());
+  parallelFor(0, out.numel(), kernels::kElementwiseGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) p[i] = (p[i] != p[i] || p[i] > 0.0f) ? p[i] : 0.0f;
+  });
+}
+
+void addmmKernel(const OpArgs& args, std::span<Tensor> out) {
+  const bool ta = args.attrs.get<bool>("transpose_a"), tb = args.attrs.get<bool>("transpose_b");
+  const bool relu = args.attrs.get<bool>("relu");
+  if (out[0].numel() == 0) return;
+  Tensor a = args.inputs[0], b = args.inputs[1], bias = kernels::contiguousValues(args.inputs[2], args.loc);
+  const bool emptyProduct = a.numel() == 0;  // K == 0: the product is zeros
+  if (out[0].dtype() != kFloat32 || emptyProduct) {
+    referenceMatmul(a, b, ta, tb, out[0]);
+    return addBiasAndRelu(bias, relu, out[0], args.loc);
+  }
+  if (matrixStrides(a, ta).empty()) a = kernels::contiguousValues(a, args.loc);
+  if (matrixStrides(b, tb).empty()) b = kernels::contiguousValues(b, args.loc);
+  onednnMatmul(a, b, ta, tb, out[0], &bias);
+  if (relu) reluInPlace(out[0]);
+}
+
 Tensor product(const Tensor& a, const Tensor& b, bool ta, bool tb, const SourceLoc& loc) {
   return dispatch1(kMatmul, {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}}, loc);
 }
@@ -128,10 +206,23 @@ Grads matmulGrad(const GradArgs& g) {
   return {da, db};
 }
 
+// addmm's gradient: relu's mask on G first (from the output, as relu's own gradient), then
+// matmul's, and the bias's is G summed over the rows.
+Grads addmmGrad(const GradArgs& g) {
+  Tensor dc = g.gradOutputs[0];
+  if (g.attrs.get<bool>("relu"))
+    dc = mul(dc, convert(gt(g.outputs[0], 0.0, g.loc), dc.dtype(), g.loc), g.loc);
+  std::vector<Tensor> outputs{g.outputs[0]}, gradOutputs{dc};
+  Grads d = matmulGrad(GradArgs{g.inputs.first(2), outputs, gradOutputs, g.attrs, g.loc});
+  d.push_back(sum(dc, {0}, false, g.loc));
+  return d;
+}
+
 }  // namespace
 
 const OpDef kMatmul{"matmul", "kiln.matmul", matmulShape, matmulKernel, nullptr, matmulGrad,
                     kReadsInputs};
+const OpDef kAddmm{"addmm", "kiln.addmm", addmmShape, addmmKernel, nullptr, addmmGrad, kReadsBoth};
 
 }  // namespace ops
 
@@ -144,6 +235,17 @@ Tensor matmulSameRank(const Tensor& a, const Tensor& b, const SourceLoc& loc) {
 }
 
 }  // namespace
+
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, const SourceLoc& loc) {
+  if (a.dim() != 2 || b.dim() != 2)
+    throw ShapeError::make(loc, "addmm", "expects 2-d operands, got shapes ", a.sizes(), " and ", b.sizes());
+  if (bias.dim() != 1)
+    throw ShapeError::make(loc, "addmm", "expects a 1-d bias (one value per column), got shape ",
+                           bias.sizes());
+  const DType dtype = promoteTypes(promoteTypes(a.dtype(), b.dtype()), bias.dtype());
+  return dispatch1(ops::kAddmm, {convert(a, dtype, loc), convert(b, dtype, loc), convert(bias, dtype, loc)},
+                   {{"transpose_a", false}, {"transpose_b", false}, {"relu", false}}, loc);
+}
 
 Tensor mm(const Tensor& a, const Tensor& b, const SourceLoc& loc) {
   if (a.dim() != 2 || b.dim() != 2)

@@ -10,7 +10,7 @@ std::span<const OpDef* const> allOps() {
       &kNeg, &kAbs, &kExp, &kLog, &kSqrt, &kRsqrt, &kTanh, &kSigmoid, &kRelu, &kSin, &kCos,
       &kFloor, &kNot, &kAdd, &kSub, &kMul, &kDiv, &kPow, &kMax, &kMin, &kAnd, &kOr,
       &kCompare, &kSelect, &kConvert, &kReshape, &kTranspose, &kExpand, &kSlice, &kConcat,
-      &kCopy, &kReduce, &kFull, &kRng, &kIota, &kGather, &kScatterAdd, &kMatmul, &kConv2d,
+      &kCopy, &kReduce, &kFull, &kRng, &kIota, &kGather, &kScatterAdd, &kMatmul, &kAddmm, &kConv2d,
       &kPool2d, &kGelu};
   return kOps;
 }

@@ -39,6 +39,7 @@ extern const OpDef kScatterAdd;  // attrs "dim", "size": take's adjoint, summing
 
 // Linear algebra (ops/Linalg.cpp): oneDNN on CPU
 extern const OpDef kMatmul;  // attrs "transpose_a", "transpose_b"
+extern const OpDef kAddmm;   // attrs "transpose_a", "transpose_b", "relu"
 
 // Convolution and pooling (ops/Conv.cpp): oneDNN for f32 on CPU
 extern const OpDef kConv2d;  // attrs "stride", "padding" [t, b, l, r], "dilation", "groups"

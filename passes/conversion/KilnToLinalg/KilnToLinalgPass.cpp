@@ -24,7 +24,7 @@ struct KilnConvertToLinalgPass
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, tensor::TensorDialect>();
     target.addIllegalDialect<KilnDialect>();
-    target.addLegalOp<CallbackOp, Conv2dOp, FusionOp, MatmulOp, Pool2dOp, RngOp,
+    target.addLegalOp<AddmmOp, CallbackOp, Conv2dOp, FusionOp, MatmulOp, Pool2dOp, RngOp,
                       YieldOp>();
 
     RewritePatternSet patterns(context);

@@ -403,6 +403,22 @@ func.func @matmul_batch(%a: tensor<2x4x3xf32>, %b: tensor<3x3x5xf32>) -> tensor<
 
 // -----
 
+func.func @addmm_bias(%a: tensor<8x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4xf32>) -> tensor<8x5xf32> {
+  // expected-error@+1 {{'kiln.addmm' op operand 'bias' has shape [4] but the product has 5 columns}}
+  %0 = kiln.addmm %a, %b, %c : tensor<8x3xf32>, tensor<3x5xf32>, tensor<4xf32>
+  return %0 : tensor<8x5xf32>
+}
+
+// -----
+
+func.func @addmm_rank(%a: tensor<2x8x3xf32>, %b: tensor<3x5xf32>, %c: tensor<5xf32>) -> tensor<8x5xf32> {
+  // expected-error@+1 {{'kiln.addmm' op operand 'a' has shape [2, 8, 3] but needs rank 2}}
+  %0 = kiln.addmm %a, %b, %c : tensor<2x8x3xf32>, tensor<3x5xf32>, tensor<5xf32>
+  return %0 : tensor<8x5xf32>
+}
+
+// -----
+
 func.func @matmul_contraction(%a: tensor<8x3xf32>, %b: tensor<4x5xf32>) -> tensor<8x5xf32> {
   // expected-error@+1 {{'kiln.matmul' op operand 'b' has shape [4, 5] but operand 'a' has shape [8, 3]: contraction dimensions differ}}
   %0 = kiln.matmul %a, %b : tensor<8x3xf32>, tensor<4x5xf32>

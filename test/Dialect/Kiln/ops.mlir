@@ -466,6 +466,17 @@ func.func @matmul_batched(%a: tensor<2x4x3xbf16>, %b: tensor<2x3x5xbf16>) -> ten
   return %0 : tensor<2x4x5xbf16>
 }
 
+// CHECK-LABEL: func.func @addmm(
+// CHECK-SAME:    %[[A:.*]]: tensor<8x3xf32>, %[[W:.*]]: tensor<5x3xf32>, %[[C:.*]]: tensor<5xf32>) -> tensor<8x5xf32>
+// CHECK-NEXT:    %[[R:.*]] = kiln.addmm %[[A]], %[[W]], %[[C]] transpose_b relu : tensor<8x3xf32>, tensor<5x3xf32>, tensor<5xf32>
+// CHECK-NEXT:    %[[S:.*]] = kiln.addmm %[[A]], %[[W]], %[[C]] transpose_b : tensor<8x3xf32>, tensor<5x3xf32>, tensor<5xf32>
+// CHECK-NEXT:    return %[[R]] : tensor<8x5xf32>
+func.func @addmm(%a: tensor<8x3xf32>, %w: tensor<5x3xf32>, %c: tensor<5xf32>) -> tensor<8x5xf32> {
+  %0 = kiln.addmm %a, %w, %c transpose_b relu : tensor<8x3xf32>, tensor<5x3xf32>, tensor<5xf32>
+  %1 = kiln.addmm %a, %w, %c transpose_b : tensor<8x3xf32>, tensor<5x3xf32>, tensor<5xf32>
+  return %0 : tensor<8x5xf32>
+}
+
 // CHECK-LABEL: func.func @matmul_transpose_a(
 // CHECK-SAME:    %[[A:.*]]: tensor<3x8xf16>, %[[B:.*]]: tensor<3x5xf16>) -> tensor<8x5xf16>
 // CHECK-NEXT:    %[[R:.*]] = kiln.matmul %[[A]], %[[B]] transpose_a : tensor<3x8xf16>, tensor<3x5xf16>

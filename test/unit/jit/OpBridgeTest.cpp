@@ -63,6 +63,8 @@ const std::map<std::string_view, Case>& cases() {
     c["scatter_add"] = {{meta({2, 3, 4}), meta({2, 3}, kInt64)},
                         {{"dim", int64_t(0)}, {"size", int64_t(10)}}};
     c["matmul"] = {{meta({8, 3}), meta({5, 3})}, {{"transpose_a", false}, {"transpose_b", true}}};
+    c["addmm"] = {{meta({3, 8}), meta({5, 3}), meta({5})},
+                  {{"transpose_a", true}, {"transpose_b", true}, {"relu", true}}};
     c["conv2d"] = {{meta({1, 4, 8, 8}), meta({6, 2, 3, 3})},
                    {{"stride", Shape{2, 1}}, {"padding", Shape{1, 0, 1, 1}},
                     {"dilation", Shape{1, 2}}, {"groups", int64_t(2)}}};

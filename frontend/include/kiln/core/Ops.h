@@ -211,6 +211,10 @@ Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false,
 // torch.matmul: 1-d operands promote to matrices, batch dims broadcast.
 Tensor matmul(const Tensor& a, const Tensor& b, const SourceLoc& loc = SourceLoc::current());
 Tensor mm(const Tensor& a, const Tensor& b, const SourceLoc& loc = SourceLoc::current());
+// torch.addmm(bias, a, b) with a 1-d bias: a @ b plus bias added to every row, in one
+// oneDNN call for f32 (the bias as the product's epilogue).
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b,
+             const SourceLoc& loc = SourceLoc::current());
 Tensor bmm(const Tensor& a, const Tensor& b, const SourceLoc& loc = SourceLoc::current());
 
 // ---- convolution and pooling (NCHW, OIHW; oneDNN) ---------------------------------------

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "frontend/core/ops/OpTable.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Tensor.h"
@@ -429,6 +430,24 @@ Inputs binaryInputs(const std::string& name, const Shape& a, const Shape& b, uin
   if (name == "pow") return {positive(a, seed), anyValues(b, seed + 1)};
   if (name == "div") return {anyValues(a, seed), signedAwayFromZero(b, seed + 1)};
   return {anyValues(a, seed), anyValues(b, seed + 1)};
+}
+
+// addmm, with and without relu and transposed operands (relu's inputs kept away from 0).
+TEST(AutogradTest, GradcheckAddmm) {
+  for (bool relu : {false, true})
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE(std::string(relu ? "relu" : "no relu") + (tb ? ", transpose_b" : ""));
+      Tensor a = signedAwayFromZero({4, 3}, 1), b = signedAwayFromZero(tb ? Shape{5, 3} : Shape{3, 5}, 2);
+      Tensor bias = signedAwayFromZero({5}, 3);
+      EXPECT_TRUE(gradcheck(
+          [relu, tb](const Inputs& x) {
+            return dispatch1(ops::kAddmm, {x[0], x[1], x[2]},
+                             {{"transpose_a", false}, {"transpose_b", tb}, {"relu", relu}}, SourceLoc::current());
+          },
+          {a, b, bias}));
+    }
+  EXPECT_TRUE(gradcheck([](const Inputs& x) { return addmm(x[0], x[1], x[2]); },
+                        {signedAwayFromZero({5}, 4), signedAwayFromZero({4, 3}, 5), signedAwayFromZero({3, 5}, 6)}));
 }
 
 TEST(AutogradTest, GradcheckBinaryOpsWithBroadcasting) {

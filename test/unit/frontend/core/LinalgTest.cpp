@@ -6,6 +6,10 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -82,6 +86,78 @@ TEST(Matmul, BroadcastRowsAndBatchesMatchTheF64Product) {
   // A batch of products, one with a transposed operand.
   Tensor ba = spreadTensor({3, 4, 5}, 5), bb = spreadTensor({3, 6, 5}, 6);
   expectProduct(ba.to(kFloat32), bb.to(kFloat32), false, true, "batch");
+}
+
+// kiln.addmm (the bias as oneDNN's epilogue for f32, relu after) gives the values of the
+// ops it stands for, matmul, add and relu, on every layout and transpose flag: the bias
+// joins the product's f32 accumulator and rounds once, as the add of the stored product.
+Tensor addmmOp(const Tensor& bias, const Tensor& a, const Tensor& b, bool ta, bool tb, bool relu) {
+  return dispatch1(ops::kAddmm, {a, b, bias}, {{"transpose_a", ta}, {"transpose_b", tb}, {"relu", relu}},
+                   SourceLoc::current());
+}
+
+TEST(Addmm, GivesTheValuesOfMatmulAddAndRelu) {
+  const std::vector<std::array<int64_t, 3>> shapes = {{5, 7, 3}, {1, 6, 4}, {6, 1, 4}, {33, 17, 65}, {128, 256, 784}};
+  for (auto [m, n, k] : shapes)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (bool relu : {false, true})
+          for (DType dtype : {kFloat32, kFloat64}) {
+            const std::string what = "m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                                     " k=" + std::to_string(k) + " ta=" + std::to_string(ta) +
+                                     " tb=" + std::to_string(tb) + " relu=" + std::to_string(relu) +
+                                     " " + std::string(name(dtype));
+            Tensor a = spreadTensor(ta ? Shape{k, m} : Shape{m, k}, 1 + m + k).to(dtype);
+            Tensor b = spreadTensor(tb ? Shape{n, k} : Shape{k, n}, 2 + n + k).to(dtype);
+            Tensor bias = spreadTensor({n}, 3 + n).to(dtype);
+            Tensor want = add(dispatch1(ops::kMatmul, {a, b}, {{"transpose_a", ta}, {"transpose_b", tb}},
+                                        SourceLoc::current()),
+                              bias);
+            if (relu) want = kiln::relu(want);
+            Tensor got = addmmOp(bias, a, b, ta, tb, relu);
+            ASSERT_EQ(got.sizes(), want.sizes()) << what;
+            EXPECT_EQ(amax(abs(sub(got, want))).item<double>(), 0.0) << what;
+            if (relu) {
+              EXPECT_GE(amin(got).item<double>(), 0.0) << what;
+            }
+          }
+}
+
+TEST(Addmm, ReluGivesPositiveZeroAndKeepsNaN) {
+  // y = [[-2, 5], [3, 0]] + [0, NaN] through relu: [[+0, NaN], [3, NaN]].
+  Tensor a = tensor(std::vector<float>{1, 0, 0, 1}, Shape{2, 2});
+  Tensor b = tensor(std::vector<float>{-2, 5, 3, 0}, Shape{2, 2});
+  Tensor bias = tensor(std::vector<float>{0, std::numeric_limits<float>::quiet_NaN()}, Shape{2});
+  Tensor y = addmmOp(bias, a, b, false, false, true).contiguous();
+  const float* p = static_cast<const float*>(y.rawData());
+  EXPECT_EQ(std::bit_cast<uint32_t>(p[0]), 0u);  // relu(-2) is +0, not -0
+  EXPECT_TRUE(std::isnan(p[1]));
+  EXPECT_EQ(p[2], 3.0f);
+  EXPECT_TRUE(std::isnan(p[3]));
+}
+
+TEST(Addmm, PublicFunctionMatchesTorchAddmmAndRejectsBadShapes) {
+  Tensor a = spreadTensor({4, 3}, 1), b = spreadTensor({3, 5}, 2), bias = spreadTensor({5}, 3);
+  EXPECT_EQ(amax(abs(sub(addmm(bias, a, b), add(mm(a, b), bias)))).item<double>(), 0.0);
+  // An empty contraction leaves the bias.
+  EXPECT_EQ(amax(abs(sub(addmm(bias, zeros({4, 0}, kFloat64), zeros({0, 5}, kFloat64)),
+                         bias.expand({4, 5})))).item<double>(), 0.0);
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([&] { addmm(spreadTensor({4}, 4), a, b); }).find("bias of shape [4]"), std::string::npos);
+  EXPECT_NE(message([&] { addmm(bias.reshape({1, 5}), a, b); }).find("1-d bias"), std::string::npos);
+  EXPECT_NE(message([&] { addmm(bias, a.reshape({2, 2, 3}), b); }).find("2-d operands"), std::string::npos);
+  EXPECT_NE(message([&] { addmm(bias, a, spreadTensor({4, 5}, 5)); }).find("cannot multiply"), std::string::npos);
+  EXPECT_NE(message([&] {
+              addmm(zeros({5}, kInt64), zeros({4, 3}, kInt64), zeros({3, 5}, kInt64));
+            }).find("floating"),
+            std::string::npos);
 }
 
 }  // namespace
