@@ -248,6 +248,21 @@ std::vector<Workload> workloads(int threads, const std::function<bool(const std:
       return w;
     });
   }
+  // nn.Conv2d's default: a bias, which both libraries hand to oneDNN as the epilogue.
+  if (want("conv2d 3x3 + bias")) add([&] {
+    const Dims x{64, 32, 16, 16}, wt{32, 32, 3, 3};
+    Workload w = make(
+        "conv2d 3x3 + bias", {x, wt, Dims{32}},
+        [](const KT& in) { return kiln::conv2d(in[0], in[1], in[2], {1}, {1}); },
+#if KILN_HAVE_LIBTORCH
+        [](const TT& in) { return torch::conv2d(in[0], in[1], in[2], 1, 1); }
+#else
+        0
+#endif
+    );
+    w.bound = convBound(x, wt, 1);
+    return w;
+  });
 
   // The thread pools' fork-join cost: two chunks of 50 us of busy work each, one per
   // thread (kiln::parallelFor vs at::parallel_for on OpenMP). Ideal: 0.05 ms with two

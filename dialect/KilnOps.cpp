@@ -672,6 +672,15 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
       failed(checkConv2d(r, adaptor, (*operands)[0], (*operands)[1])))
     return failure();
   ArrayRef<int64_t> x = (*operands)[0].shape(), w = (*operands)[1].shape();
+  if (adaptor.getBias()) {
+    auto bias = r.operands({{"w", adaptor.getW()}, {"bias", adaptor.getBias()}});
+    if (failed(bias) || failed(sameElementType(r, *bias)) ||
+        failed(checkRank(r, (*bias)[1], 1)))
+      return failure();
+    if (!compatibleDims((*bias)[1].shape()[0], w[0]))
+      return r.fail("operand 'bias' has shape ", formatShape((*bias)[1].shape()),
+                    " but the convolution has ", w[0], " output channels");
+  }
   ArrayRef<int64_t> stride = adaptor.getStride(), pad = adaptor.getPadding(),
                     dilation = adaptor.getDilation();
   SmallVector<int64_t> out;

@@ -371,22 +371,29 @@ def Kiln_Conv2dOp : Kiln_PureOp<"conv2d"> {
   let summary = "2-D convolution (NCHW input, OIHW weights)";
   let description = [{
     `padding` is `[h_low, h_high, w_low, w_high]`; with `groups` g the
-    weight shape is `[O, C / g, KH, KW]`.
+    weight shape is `[O, C / g, KH, KW]`. An optional `bias` (`[O]`) is added
+    to every output channel and `relu` applies `max(x, 0)` after it: the
+    library call's epilogues (oneDNN's bias argument on CPU).
 
     ```mlir
     %cv = kiln.conv2d %img, %w, stride = [1, 1], padding = [1, 1, 1, 1],
             dilation = [1, 1], groups = 1
             : tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>
+    %cb = kiln.conv2d %img, %w bias(%b : tensor<16xf32>), stride = [1, 1],
+            padding = [1, 1, 1, 1], dilation = [1, 1], groups = 1 relu
+            : tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$x, Kiln_FloatTensor:$w,
+                       Optional<Kiln_FloatTensor>:$bias,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
-                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups,
+                       UnitAttr:$relu);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = [{
-    $x `,` $w `,` `stride` `=` $stride `,` `padding` `=` $padding `,`
-    `dilation` `=` $dilation `,` `groups` `=` $groups attr-dict `:`
-    type($x) `,` type($w)
+    $x `,` $w (`bias` `(` $bias^ `:` type($bias) `)`)? `,` `stride` `=` $stride
+    `,` `padding` `=` $padding `,` `dilation` `=` $dilation `,` `groups` `=`
+    $groups (`relu` $relu^)? attr-dict `:` type($x) `,` type($w)
   }];
 }
 

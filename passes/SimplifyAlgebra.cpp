@@ -224,6 +224,24 @@ struct MatmulBiasToAddmm : OpRewritePattern<AddOp> {
   }
 };
 
+// relu(conv2d(...)) -> conv2d(...) relu, when the relu is the convolution's only user:
+// the library call applies it as an epilogue after the bias, instead of a kernel reading
+// the output back.
+struct ReluOfConv2d : OpRewritePattern<ReluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReluOp relu,
+                                PatternRewriter &rewriter) const override {
+    auto conv = relu->getOperand(0).getDefiningOp<Conv2dOp>();
+    if (!conv || !conv->hasOneUse() || conv.getRelu())
+      return failure();
+    rewriter.replaceOpWithNewOp<Conv2dOp>(
+        relu, conv.getType(), conv.getX(), conv.getW(), conv.getBias(),
+        conv.getStrideAttr(), conv.getPaddingAttr(), conv.getDilationAttr(),
+        conv.getGroupsAttr(), rewriter.getUnitAttr());
+    return success();
+  }
+};
+
 struct KilnSimplifyPass : impl::KilnSimplifyPassBase<KilnSimplifyPass> {
   LogicalResult initialize(MLIRContext *context) override {
     RewritePatternSet set(context);
@@ -261,7 +279,7 @@ struct KilnSimplifyPass : impl::KilnSimplifyPassBase<KilnSimplifyPass> {
 
 void populateSimplifyAlgebraPatterns(RewritePatternSet &patterns) {
   patterns.add<AddOfNeg, DivByBroadcast, MatmulBiasToAddmm, MatmulOfTranspose,
-               SinkLayoutBelowElementwise, SubOfNeg, TransposeOfMatmul>(
+               ReluOfConv2d, SinkLayoutBelowElementwise, SubOfNeg, TransposeOfMatmul>(
       patterns.getContext());
 }
 

@@ -62,7 +62,7 @@ const std::vector<OpSchema>& schemas() {
       {"kiln.addmm", {{"transpose_a", K::Flag}, {"transpose_b", K::Flag}, {"relu", K::Flag}}},
       {"kiln.conv2d",
        {{"stride", K::I64Array}, {"padding", K::I64Array}, {"dilation", K::I64Array},
-        {"groups", K::I64}}},
+        {"groups", K::I64}, {"relu", K::Flag}}},
       {"kiln.pool2d",
        {{"kind", K::PoolKind}, {"window", K::I64Array}, {"stride", K::I64Array},
         {"padding", K::I64Array}}},
@@ -163,10 +163,12 @@ std::string_view kilnOpFor(const OpDef& op, std::span<const TensorMeta> outputs)
   return op.kilnOp;
 }
 
-// conv2d's dilation may be left out of its Attrs (the shape rule defaults it to 1).
+// conv2d's dilation and relu may be left out of its Attrs (the kernel defaults them to 1
+// and false).
 Attrs withDefaults(const OpDef& op, const Attrs& attrs) {
   Attrs filled = attrs;
   if (&op == &ops::kConv2d && !attrs.has("dilation")) filled.set("dilation", Shape{1, 1});
+  if (&op == &ops::kConv2d && !attrs.has("relu")) filled.set("relu", false);
   return filled;
 }
 

@@ -172,6 +172,26 @@ func.func @addmm_epilogues(%x0: tensor<8x4xf32>, %x1: tensor<8x4xf32>, %x2: tens
 
 // -----
 
+// A relu that is a convolution's only user joins it as its relu epilogue; one of two users
+// does not.
+// CHECK-LABEL: func.func @conv_relu(
+// CHECK:         %[[C:.*]] = kiln.conv2d %{{.*}}, %{{.*}} bias(%{{.*}} : tensor<4xf32>), {{.*}} groups = 1 relu
+// CHECK:         %[[D:.*]] = kiln.conv2d %{{.*}}, %{{.*}}, {{.*}} groups = 1 :
+// CHECK-NEXT:    %[[R:.*]] = kiln.relu %[[D]]
+// CHECK-NEXT:    return %[[C]], %[[R]], %[[D]]
+func.func @conv_relu(%x: tensor<1x2x6x6xf32>, %y: tensor<1x2x6x6xf32>, %w: tensor<4x2x3x3xf32>, %b: tensor<4xf32>)
+    -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
+  %c = kiln.conv2d %x, %w bias(%b : tensor<4xf32>), stride = [1, 1], padding = [1, 1, 1, 1],
+         dilation = [1, 1], groups = 1 : tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>
+  %rc = kiln.relu %c : tensor<1x4x6x6xf32>
+  %d = kiln.conv2d %y, %w, stride = [1, 1], padding = [1, 1, 1, 1], dilation = [1, 1],
+         groups = 1 : tensor<1x2x6x6xf32>, tensor<4x2x3x3xf32>
+  %rd = kiln.relu %d : tensor<1x4x6x6xf32>
+  return %rc, %rd, %d : tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>
+}
+
+// -----
+
 // Dividing by a broadcast row value divides once per row: x / broadcast(s) becomes
 // x * broadcast(1 / s). Integers and f16 keep their division, as does a divisor that is
 // not broadcast.

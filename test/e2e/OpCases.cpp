@@ -277,6 +277,7 @@ std::vector<OpCase> convolutionAndPooling() {
   return {
       op("conv2d", {kImage, w}, [](X x) { return conv2d(x[0], x[1]); }),
       op("conv2d_bias", {kImage, w, bias}, [](X x) { return conv2d(x[0], x[1], x[2]); }),
+      op("conv2d_bias_relu", {kImage, w, bias}, [](X x) { return relu(conv2d(x[0], x[1], x[2])); }),
       op("conv2d_stride_padding", {kImage, w, bias}, [](X x) { return conv2d(x[0], x[1], x[2], {2}, {1}); }),
       op("conv2d_asymmetric", {kImage, normal({5, 4, 3, 2})},
          [](X x) { return conv2d(x[0], x[1], Tensor(), {2, 1}, {1, 0}); }),

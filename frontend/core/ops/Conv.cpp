@@ -67,6 +67,9 @@ std::vector<TensorMeta> convShape(const OpDef& op, std::span<const TensorMeta> i
     throw TypeError::make(loc, op.name, "input and weight must share a floating dtype, got ",
                           in[0].dtype, " and ", in[1].dtype);
   checkWindow(op, attrs, in[0], w[2], w[3], loc);
+  if (in.size() == 3 && (in[2].shape.size() != 1 || in[2].shape[0] != w[0] || in[2].dtype != in[0].dtype))
+    throw ShapeError::make(loc, op.name, "bias of shape ", in[2].shape, " and dtype ", in[2].dtype,
+                           " does not match ", w[0], " output channels of dtype ", in[0].dtype);
   Window win = windowOf(attrs, w[2], w[3]);
   return {TensorMeta{{x[0], w[0], win.outH(x[2]), win.outW(x[3])}, in[0].dtype, in[0].device}};
 }
@@ -117,16 +120,21 @@ std::optional<memory::desc> weightDesc(const Tensor& w, int64_t groups) {
 }
 
 std::shared_ptr<const ConvPlan> makeConvPlan(const Tensor& x, const Shape& ws, const Window& win,
-                                             int64_t groups, const Shape& ys) {
+                                             int64_t groups, const Shape& ys, bool bias) {
   using tag = memory::format_tag;
   const auto f32 = memory::data_type::f32;
   const Shape wd = weightDims(ws, groups);
   // allowEmpty: an empty descriptor, not an exception, when no implementation fits.
   auto primitiveDesc = [&](dnnl::prop_kind prop, tag layout, tag weightLayout, bool allowEmpty) {
-    dnnl::convolution_forward::desc desc(
-        prop, dnnl::algorithm::convolution_direct, memory::desc(x.sizes(), f32, layout),
-        memory::desc(wd, f32, weightLayout), memory::desc(ys, f32, layout), {win.sh, win.sw},
-        {win.dh - 1, win.dw - 1}, {win.pt, win.pl}, {win.pb, win.pr});
+    const memory::desc src(x.sizes(), f32, layout), weights(wd, f32, weightLayout), dst(ys, f32, layout);
+    auto desc = bias ? dnnl::convolution_forward::desc(
+                           prop, dnnl::algorithm::convolution_direct, src, weights,
+                           memory::desc({ws[0]}, f32, tag::a), dst, {win.sh, win.sw},
+                           {win.dh - 1, win.dw - 1}, {win.pt, win.pl}, {win.pb, win.pr})
+                     : dnnl::convolution_forward::desc(
+                           prop, dnnl::algorithm::convolution_direct, src, weights, dst,
+                           {win.sh, win.sw}, {win.dh - 1, win.dw - 1}, {win.pt, win.pl},
+                           {win.pb, win.pr});
     return dnnl::convolution_forward::primitive_desc(desc, onednn::userScratchpad(), onednn::engine(),
                                                      allowEmpty);
   };
@@ -161,30 +169,39 @@ std::shared_ptr<const ConvPlan> makeConvPlan(const Tensor& x, const Shape& ws, c
   return plan;
 }
 
-// Plans by geometry, and by x's strides, which the blocked src reorder reads.
+// Plans by geometry, bias, and x's strides, which the blocked src reorder reads.
 std::shared_ptr<const ConvPlan> convPlan(const Tensor& x, const Shape& ws, const Window& win,
-                                         int64_t groups, const Shape& ys) {
+                                         int64_t groups, const Shape& ys, bool bias) {
   std::vector<int64_t> key(x.sizes());
   for (size_t d = 0; d < x.sizes().size(); ++d) key.push_back(x.sizes()[d] == 1 ? 0 : x.strides()[d]);
   key.insert(key.end(), ws.begin(), ws.end());
-  key.insert(key.end(), {groups, win.sh, win.sw, win.dh, win.dw, win.pt, win.pb, win.pl, win.pr});
+  key.insert(key.end(), {groups, win.sh, win.sw, win.dh, win.dw, win.pt, win.pb, win.pl, win.pr, bias});
   static auto* plans = new onednn::PlanCache<ConvPlan>(128);
-  return plans->get(std::move(key), [&] { return makeConvPlan(x, ws, win, groups, ys); });
+  return plans->get(std::move(key), [&] { return makeConvPlan(x, ws, win, groups, ys, bias); });
 }
 
 // Plain plans read dense NCHW/OIHW. Blocked plans reorder x through its strides where
 // oneDNN can describe them (the backward passes hand in transposed views), and likewise
 // the weights into the cache.
-void onednnConv(const Tensor& xIn, const Tensor& wIn, const Window& win, int64_t groups, Tensor& out,
-                const SourceLoc& loc) {
+// With a (contiguous) bias, oneDNN adds it as the convolution's epilogue.
+void onednnConv(const Tensor& xIn, const Tensor& wIn, const Tensor& bias, const Window& win,
+                int64_t groups, Tensor& out, const SourceLoc& loc) {
   onednn::useKilnThreads();
-  const std::shared_ptr<const ConvPlan> plan = convPlan(xIn, wIn.sizes(), win, groups, out.sizes());
+  const std::shared_ptr<const ConvPlan> plan =
+      convPlan(xIn, wIn.sizes(), win, groups, out.sizes(), bias.defined());
   dnnl::engine& engine = onednn::engine();
+  auto withBias = [&](std::unordered_map<int, memory> args) {
+    if (bias.defined())
+      args.emplace(DNNL_ARG_BIAS, memory(memory::desc({bias.numel()}, memory::data_type::f32,
+                                                      memory::format_tag::a),
+                                         engine, bias.rawData()));
+    return args;
+  };
   if (!plan->blocked) {
     Tensor x = kernels::contiguousValues(xIn, loc), w = kernels::contiguousValues(wIn, loc);
-    plan->conv.run({{DNNL_ARG_SRC, memory(plan->src, engine, x.rawData())},
-                    {DNNL_ARG_WEIGHTS, memory(plan->weights, engine, w.rawData())},
-                    {DNNL_ARG_DST, memory(plan->dst, engine, out.rawData())}});
+    plan->conv.run(withBias({{DNNL_ARG_SRC, memory(plan->src, engine, x.rawData())},
+                             {DNNL_ARG_WEIGHTS, memory(plan->weights, engine, w.rawData())},
+                             {DNNL_ARG_DST, memory(plan->dst, engine, out.rawData())}}));
     return;
   }
   Tensor x = plan->srcStrided ? xIn : kernels::contiguousValues(xIn, loc);
@@ -199,9 +216,9 @@ void onednnConv(const Tensor& xIn, const Tensor& wIn, const Window& win, int64_t
   std::shared_ptr<Storage> yBuffer = Storage::allocate(plan->dst.get_size(), kCPU, "conv2d");
   memory xb(plan->src, engine, xBuffer->data()), yb(plan->dst, engine, yBuffer->data());
   plan->srcIn.run({{DNNL_ARG_FROM, memory(plan->plainSrc, engine, x.rawData())}, {DNNL_ARG_TO, xb}});
-  plan->conv.run({{DNNL_ARG_SRC, xb},
-                  {DNNL_ARG_WEIGHTS, onednn::reorderedWeights(w, *wPlain, plan->weights)},
-                  {DNNL_ARG_DST, yb}});
+  plan->conv.run(withBias({{DNNL_ARG_SRC, xb},
+                           {DNNL_ARG_WEIGHTS, onednn::reorderedWeights(w, *wPlain, plan->weights)},
+                           {DNNL_ARG_DST, yb}}));
   plan->dstOut.run({{DNNL_ARG_FROM, yb}, {DNNL_ARG_TO, memory(plan->plainDst, engine, out.rawData())}});
 }
 
@@ -258,15 +275,52 @@ bool depthwiseConv(const Tensor& x, const Tensor& wIn, const Window& win, int64_
   return true;
 }
 
+// Adds bias[o] to every element of output channel o (when `add`) and applies relu (when
+// `relu`), in the dtype's math type and rounded as the add and relu kernels round (relu: NaN
+// stays, everything not above 0 becomes +0).
+void biasAndRelu(const Tensor& bias, bool add, bool relu, Tensor& out, const SourceLoc& loc) {
+  const Shape& ys = out.sizes();
+  const int64_t channels = ys[1], plane = ys[2] * ys[3];
+  dispatchFloatingDType(out.dtype(), "conv2d", loc, [&]<class T>() {
+    using M = OpMathType<T>;
+    const T* pb = add ? static_cast<const T*>(bias.rawData()) : nullptr;
+    T* py = static_cast<T*>(out.rawData());
+    parallelFor(0, ys[0] * channels, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane, 1)),
+                [&](int64_t begin, int64_t end) {
+      for (int64_t nc = begin; nc < end; ++nc) {
+        T* p = py + nc * plane;
+        for (int64_t i = 0; i < plane; ++i) {
+          T v = add ? T(M(p[i]) + M(pb[nc % channels])) : p[i];
+          if (relu && !(v != v || v > T(0))) v = T(0);
+          p[i] = v;
+        }
+      }
+    });
+  });
+}
+
+// conv2d, then its bias and relu epilogues: the bias through oneDNN's bias argument where
+// oneDNN runs the convolution, else (Kiln's depthwise kernel, the reference loops) in
+// biasAndRelu; relu always in biasAndRelu (oneDNN's relu post-op gives -0 for negative
+// values, see addmm in Linalg.cpp).
 void convKernel(const OpArgs& args, std::span<Tensor> out) {
   const Tensor &x = args.inputs[0], &w = args.inputs[1];
+  const Tensor bias = args.inputs.size() > 2 ? kernels::contiguousValues(args.inputs[2], args.loc) : Tensor();
+  const bool relu = args.attrs.has("relu") && args.attrs.get<bool>("relu");
   const Window win = windowOf(args.attrs, w.sizes()[2], w.sizes()[3]);
   const int64_t groups = args.attrs.get<int64_t>("groups");
   if (out[0].numel() == 0) return;
-  if (depthwiseConv(x, w, win, groups, out[0], args.loc)) return;
-  if (x.dtype() == kFloat32) onednnConv(x, w, win, groups, out[0], args.loc);
-  else referenceConv(kernels::contiguousValues(x, args.loc), kernels::contiguousValues(w, args.loc), win,
-                     groups, out[0]);
+  bool biasAdded = false;
+  if (depthwiseConv(x, w, win, groups, out[0], args.loc)) {
+  } else if (x.dtype() == kFloat32) {
+    onednnConv(x, w, bias, win, groups, out[0], args.loc);
+    biasAdded = true;
+  } else {
+    referenceConv(kernels::contiguousValues(x, args.loc), kernels::contiguousValues(w, args.loc), win,
+                  groups, out[0]);
+  }
+  const bool addBias = bias.defined() && !biasAdded;
+  if (addBias || relu) biasAndRelu(bias, addBias, relu, out[0], args.loc);
 }
 
 Tensor conv(const Tensor& x, const Tensor& w, Shape stride, Shape padding, Shape dilation,
@@ -340,12 +394,24 @@ Tensor convWeightGrad(const Tensor& g, const Tensor& x, const Window& win, int64
   return dw.narrow(2, 0, ws[2], loc).narrow(3, 0, ws[3], loc);
 }
 
+// relu's mask on G first, from the convolution recomputed without the relu (as addmm's in
+// Linalg.cpp: the gradient reads only the inputs); the bias's gradient is G summed over
+// batch, height and width.
 Grads convGrad(const GradArgs& a) {
-  const Tensor &x = a.inputs[0], &w = a.inputs[1], &g = a.gradOutputs[0];
+  const Tensor &x = a.inputs[0], &w = a.inputs[1];
+  Tensor g = a.gradOutputs[0];
+  if (a.attrs.has("relu") && a.attrs.get<bool>("relu")) {
+    Attrs plain = a.attrs;
+    plain.set("relu", false);
+    const Tensor pre = dispatch1(kConv2d, std::vector<Tensor>(a.inputs.begin(), a.inputs.end()), plain, a.loc);
+    g = mul(g, convert(gt(pre, 0.0, a.loc), g.dtype(), a.loc), a.loc);
+  }
   const Window win = windowOf(a.attrs, w.sizes()[2], w.sizes()[3]);
   const int64_t groups = a.attrs.get<int64_t>("groups");
-  return {convInputGrad(g, w, win, groups, x.sizes(), a.loc),
-          convWeightGrad(g, x, win, groups, w.sizes(), a.loc)};
+  Grads grads{convInputGrad(g, w, win, groups, x.sizes(), a.loc),
+              convWeightGrad(g, x, win, groups, w.sizes(), a.loc)};
+  if (a.inputs.size() > 2) grads.push_back(sum(g, {0, 2, 3}, false, a.loc));
+  return grads;
 }
 
 // ---- pool2d ---------------------------------------------------------------------------
@@ -513,15 +579,14 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Shape s
               Shape dilation, int64_t groups, const SourceLoc& loc) {
   Shape p = pair(padding, "padding", loc);
   DType dtype = promoteTypes(x.dtype(), weight.dtype());
-  Tensor y = dispatch1(ops::kConv2d, {convert(x, dtype, loc), convert(weight, dtype, loc)},
-                       {{"stride", pair(stride, "stride", loc)}, {"padding", Shape{p[0], p[0], p[1], p[1]}},
-                        {"dilation", pair(dilation, "dilation", loc)}, {"groups", groups}},
-                       loc);
-  if (!bias.defined()) return y;
-  if (bias.dim() != 1 || bias.sizes()[0] != y.sizes()[1])
-    throw ShapeError::make(loc, "conv2d", "bias of shape ", bias.sizes(), " does not match ",
-                           y.sizes()[1], " output channels");
-  return add(y, bias.reshape({1, y.sizes()[1], 1, 1}, loc), loc);
+  if (bias.defined()) dtype = promoteTypes(dtype, bias.dtype());
+  std::vector<Tensor> inputs{convert(x, dtype, loc), convert(weight, dtype, loc)};
+  // The bias goes into the op, whose library call adds it as an epilogue.
+  if (bias.defined()) inputs.push_back(convert(bias, dtype, loc));
+  return dispatch1(ops::kConv2d, std::move(inputs),
+                   {{"stride", pair(stride, "stride", loc)}, {"padding", Shape{p[0], p[0], p[1], p[1]}},
+                    {"dilation", pair(dilation, "dilation", loc)}, {"groups", groups}},
+                   loc);
 }
 
 namespace {

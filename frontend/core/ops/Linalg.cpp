@@ -206,12 +206,18 @@ Grads matmulGrad(const GradArgs& g) {
   return {da, db};
 }
 
-// addmm's gradient: relu's mask on G first (from the output, as relu's own gradient), then
-// matmul's, and the bias's is G summed over the rows.
+// addmm's gradient: relu's mask on G first, then matmul's, and the bias's is G summed over
+// the rows. The mask comes from the product recomputed without the relu (the same signs),
+// so the gradient reads only the inputs, as PyTorch's addmm: an output overwritten in
+// place (relu_) before backward is fine. Only compiler-made addmms carry the relu flag.
 Grads addmmGrad(const GradArgs& g) {
   Tensor dc = g.gradOutputs[0];
-  if (g.attrs.get<bool>("relu"))
-    dc = mul(dc, convert(gt(g.outputs[0], 0.0, g.loc), dc.dtype(), g.loc), g.loc);
+  if (g.attrs.get<bool>("relu")) {
+    Attrs plain = g.attrs;
+    plain.set("relu", false);
+    const Tensor pre = dispatch1(kAddmm, {g.inputs[0], g.inputs[1], g.inputs[2]}, plain, g.loc);
+    dc = mul(dc, convert(gt(pre, 0.0, g.loc), dc.dtype(), g.loc), g.loc);
+  }
   std::vector<Tensor> outputs{g.outputs[0]}, gradOutputs{dc};
   Grads d = matmulGrad(GradArgs{g.inputs.first(2), outputs, gradOutputs, g.attrs, g.loc});
   d.push_back(sum(dc, {0}, false, g.loc));
@@ -222,7 +228,7 @@ Grads addmmGrad(const GradArgs& g) {
 
 const OpDef kMatmul{"matmul", "kiln.matmul", matmulShape, matmulKernel, nullptr, matmulGrad,
                     kReadsInputs};
-const OpDef kAddmm{"addmm", "kiln.addmm", addmmShape, addmmKernel, nullptr, addmmGrad, kReadsBoth};
+const OpDef kAddmm{"addmm", "kiln.addmm", addmmShape, addmmKernel, nullptr, addmmGrad, kReadsInputs};
 
 }  // namespace ops
 

@@ -403,6 +403,15 @@ func.func @matmul_batch(%a: tensor<2x4x3xf32>, %b: tensor<3x3x5xf32>) -> tensor<
 
 // -----
 
+func.func @conv2d_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x16x8x8xf32> {
+  // expected-error@+1 {{'kiln.conv2d' op operand 'bias' has shape [8] but the convolution has 16 output channels}}
+  %0 = kiln.conv2d %x, %w bias(%b : tensor<8xf32>), stride = [1, 1], padding = [1, 1, 1, 1],
+         dilation = [1, 1], groups = 1 : tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>
+  return %0 : tensor<1x16x8x8xf32>
+}
+
+// -----
+
 func.func @addmm_bias(%a: tensor<8x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4xf32>) -> tensor<8x5xf32> {
   // expected-error@+1 {{'kiln.addmm' op operand 'bias' has shape [4] but the product has 5 columns}}
   %0 = kiln.addmm %a, %b, %c : tensor<8x3xf32>, tensor<3x5xf32>, tensor<4xf32>

@@ -466,6 +466,14 @@ func.func @matmul_batched(%a: tensor<2x4x3xbf16>, %b: tensor<2x3x5xbf16>) -> ten
   return %0 : tensor<2x4x5xbf16>
 }
 
+// CHECK-LABEL: func.func @conv2d_bias_relu(
+// CHECK-NEXT:    kiln.conv2d %{{.*}}, %{{.*}} bias(%{{.*}} : tensor<16xf32>), stride = [1, 1], padding = [1, 1, 1, 1], dilation = [1, 1], groups = 1 relu : tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>
+func.func @conv2d_bias_relu(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>) -> tensor<1x16x8x8xf32> {
+  %0 = kiln.conv2d %x, %w bias(%b : tensor<16xf32>), stride = [1, 1], padding = [1, 1, 1, 1],
+         dilation = [1, 1], groups = 1 relu : tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>
+  return %0 : tensor<1x16x8x8xf32>
+}
+
 // CHECK-LABEL: func.func @addmm(
 // CHECK-SAME:    %[[A:.*]]: tensor<8x3xf32>, %[[W:.*]]: tensor<5x3xf32>, %[[C:.*]]: tensor<5xf32>) -> tensor<8x5xf32>
 // CHECK-NEXT:    %[[R:.*]] = kiln.addmm %[[A]], %[[W]], %[[C]] transpose_b relu : tensor<8x3xf32>, tensor<5x3xf32>, tensor<5xf32>

@@ -144,8 +144,8 @@ TEST_F(BuildersTest, ReductionsAndContractions) {
                              /*transpose_b=*/true)
                 .getType(),
             tensor({4, 5}, f32()));
-  EXPECT_EQ(Conv2dOp::create(builder, loc, img, kernel, {2, 2}, {1, 1, 1, 1},
-                             {1, 1}, 1)
+  EXPECT_EQ(Conv2dOp::create(builder, loc, img, kernel, /*bias=*/Value(), {2, 2},
+                             {1, 1, 1, 1}, {1, 1}, 1)
                 .getType(),
             tensor({1, 16, 4, 4}, f32()));
   EXPECT_EQ(Pool2dOp::create(builder, loc, PoolKind::max, img, {2, 2}, {2, 2},

@@ -65,9 +65,9 @@ const std::map<std::string_view, Case>& cases() {
     c["matmul"] = {{meta({8, 3}), meta({5, 3})}, {{"transpose_a", false}, {"transpose_b", true}}};
     c["addmm"] = {{meta({3, 8}), meta({5, 3}), meta({5})},
                   {{"transpose_a", true}, {"transpose_b", true}, {"relu", true}}};
-    c["conv2d"] = {{meta({1, 4, 8, 8}), meta({6, 2, 3, 3})},
+    c["conv2d"] = {{meta({1, 4, 8, 8}), meta({6, 2, 3, 3}), meta({6})},
                    {{"stride", Shape{2, 1}}, {"padding", Shape{1, 0, 1, 1}},
-                    {"dilation", Shape{1, 2}}, {"groups", int64_t(2)}}};
+                    {"dilation", Shape{1, 2}}, {"groups", int64_t(2)}, {"relu", true}}};
     c["pool2d"] = {{meta({1, 3, 8, 8})},
                    {{"kind", std::string("avg")}, {"window", Shape{2, 3}}, {"stride", Shape{2, 2}},
                     {"padding", Shape{0, 0, 1, 1}}}};

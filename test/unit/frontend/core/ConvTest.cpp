@@ -12,6 +12,8 @@
 
 #include "frontend/core/kernels/Depthwise.h"
 #include "frontend/core/kernels/OneDnn.h"
+#include "frontend/core/ops/OpTable.h"
+#include "kiln/core/Dispatcher.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
@@ -196,6 +198,64 @@ TEST(Conv2dOneDnn, F32GradientsMatchF64) {
       EXPECT_LE(amax(abs(sub(grads[size_t(i)], grads[size_t(i) + 2]))).item<double>(), 1e-5 * scale)
           << c.name << (i ? " weight" : " input");
     }
+  }
+}
+
+// kiln.conv2d's bias and relu epilogues give the values of the separate add and relu on
+// every path the kernel takes: oneDNN blocked (3x3) and plain (1x1), oneDNN's depthwise
+// kernel (stride 2), Kiln's depthwise kernel (3x3 stride 1) and the reference loops (f64).
+Tensor convOp(const std::vector<Tensor>& in, int64_t stride, int64_t pad, int64_t groups, bool relu) {
+  return dispatch1(ops::kConv2d, in,
+                   {{"stride", Shape{stride, stride}}, {"padding", Shape{pad, pad, pad, pad}},
+                    {"dilation", Shape{1, 1}}, {"groups", groups}, {"relu", relu}},
+                   SourceLoc::current());
+}
+
+TEST(Conv2d, BiasAndReluEpiloguesGiveTheSeparateOpsValues) {
+  struct Case {
+    const char* name;
+    Shape x, w;
+    int64_t stride, pad, groups;
+    DType dtype;
+  };
+  const std::vector<Case> cases = {
+      {"3x3", {2, 8, 10, 10}, {16, 8, 3, 3}, 1, 1, 1, kFloat32},
+      {"1x1", {2, 8, 6, 6}, {4, 8, 1, 1}, 1, 0, 1, kFloat32},
+      {"depthwise stride 2", {2, 16, 12, 12}, {16, 1, 3, 3}, 2, 1, 16, kFloat32},
+      {"depthwise 3x3 (Kiln's kernel)", {2, 16, 18, 18}, {16, 1, 3, 3}, 1, 1, 16, kFloat32},
+      {"f64 (reference)", {1, 4, 7, 7}, {6, 4, 3, 3}, 1, 1, 1, kFloat64},
+  };
+  manual_seed(11);
+  for (const Case& c : cases)
+    for (bool relu : {false, true}) {
+      SCOPED_TRACE(std::string(c.name) + (relu ? ", relu" : ""));
+      Tensor x = randn(c.x, c.dtype), w = randn(c.w, c.dtype), b = randn({c.w[0]}, c.dtype);
+      Tensor want = add(convOp({x, w}, c.stride, c.pad, c.groups, false), b.reshape({1, c.w[0], 1, 1}));
+      if (relu) want = kiln::relu(want);
+      Tensor got = convOp({x, w, b}, c.stride, c.pad, c.groups, relu);
+      ASSERT_EQ(got.sizes(), want.sizes());
+      const double scale = amax(abs(want)).item<double>();
+      EXPECT_LE(amax(abs(sub(got, want))).item<double>(), (c.dtype == kFloat32 ? 1e-6 : 0.0) * scale);
+      if (relu) {
+        EXPECT_GE(amin(got).item<double>(), 0.0);
+      }
+    }
+}
+
+TEST(Conv2d, ReluEpilogueGradientMatchesFiniteDifferences) {
+  manual_seed(12);
+  auto fn = [](const std::vector<Tensor>& in) { return convOp(in, 1, 1, 1, true); };
+  EXPECT_TRUE(gradcheck(fn, {randn({1, 2, 5, 5}, kFloat64), randn({3, 2, 3, 3}, kFloat64),
+                             randn({3}, kFloat64)}));
+}
+
+TEST(Conv2d, RejectsABiasOfTheWrongShape) {
+  try {
+    conv2d(randn({1, 2, 5, 5}), randn({3, 2, 3, 3}), randn({4}));
+    FAIL() << "no error";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("bias of shape [4]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("3 output channels"), std::string::npos) << e.what();
   }
 }
 

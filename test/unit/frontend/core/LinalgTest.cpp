@@ -136,6 +136,23 @@ TEST(Addmm, ReluGivesPositiveZeroAndKeepsNaN) {
   EXPECT_TRUE(std::isnan(p[3]));
 }
 
+// As PyTorch's addmm (and conv2d with a bias), the gradient reads only the inputs: the
+// output may be changed in place before backward.
+TEST(Addmm, AnOutputChangedInPlaceBeforeBackwardIsFine) {
+  Tensor a = spreadTensor({4, 3}, 1).requires_grad_(), b = spreadTensor({3, 5}, 2).requires_grad_();
+  Tensor bias = spreadTensor({5}, 3).requires_grad_();
+  Tensor y = addmm(bias, a, b);
+  y.mul_(2.0);
+  sum(y).backward();
+  EXPECT_EQ(amax(abs(sub(bias.grad(), full({5}, 8.0, kFloat64)))).item<double>(), 0.0);
+  Tensor x = spreadTensor({1, 2, 5, 5}, 4).requires_grad_(), w = spreadTensor({3, 2, 3, 3}, 5);
+  Tensor cb = spreadTensor({3}, 6).requires_grad_();
+  Tensor c = conv2d(x, w, cb);
+  c.add_(1.0);
+  sum(c).backward();
+  EXPECT_EQ(amax(abs(sub(cb.grad(), full({3}, 9.0, kFloat64)))).item<double>(), 0.0);  // 3x3 outputs
+}
+
 TEST(Addmm, PublicFunctionMatchesTorchAddmmAndRejectsBadShapes) {
   Tensor a = spreadTensor({4, 3}, 1), b = spreadTensor({3, 5}, 2), bias = spreadTensor({5}, 3);
   EXPECT_EQ(amax(abs(sub(addmm(bias, a, b), add(mm(a, b), bias)))).item<double>(), 0.0);
