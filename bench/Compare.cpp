@@ -224,21 +224,26 @@ std::vector<Workload> workloads(int threads, const std::function<bool(const std:
     const char* name;
     Dims x, w;
     int64_t groups;
+    bool bias;  // nn.Conv2d's default: both libraries hand the bias to oneDNN as the epilogue
   };
-  for (const Conv& c : {Conv{"conv2d 3x3", {64, 32, 16, 16}, {32, 32, 3, 3}, 1},
-                        Conv{"conv2d depthwise 3x3", {64, 96, 16, 16}, {96, 1, 3, 3}, 96},
-                        Conv{"conv2d pointwise 1x1", {64, 96, 16, 16}, {32, 96, 1, 1}, 1}}) {
+  for (const Conv& c : {Conv{"conv2d 3x3", {64, 32, 16, 16}, {32, 32, 3, 3}, 1, false},
+                        Conv{"conv2d depthwise 3x3", {64, 96, 16, 16}, {96, 1, 3, 3}, 96, false},
+                        Conv{"conv2d pointwise 1x1", {64, 96, 16, 16}, {32, 96, 1, 1}, 1, false},
+                        Conv{"conv2d 3x3 + bias", {64, 32, 16, 16}, {32, 32, 3, 3}, 1, true}}) {
     if (!want(c.name)) continue;
     add([&] {
       const int64_t groups = c.groups, pad = c.w[2] / 2;
+      const bool bias = c.bias;
+      std::vector<Dims> shapes{c.x, c.w};
+      if (bias) shapes.push_back(Dims{c.w[0]});
       Workload w = make(
-          c.name, {c.x, c.w},
-          [groups, pad](const KT& in) {
-            return kiln::conv2d(in[0], in[1], kiln::Tensor(), {1}, {pad}, {1}, groups);
+          c.name, shapes,
+          [groups, pad, bias](const KT& in) {
+            return kiln::conv2d(in[0], in[1], bias ? in[2] : kiln::Tensor(), {1}, {pad}, {1}, groups);
           },
 #if KILN_HAVE_LIBTORCH
-          [groups, pad](const TT& in) {
-            return torch::conv2d(in[0], in[1], {}, 1, pad, 1, groups);
+          [groups, pad, bias](const TT& in) {
+            return torch::conv2d(in[0], in[1], bias ? in[2] : torch::Tensor(), 1, pad, 1, groups);
           }
 #else
           0
@@ -248,21 +253,6 @@ std::vector<Workload> workloads(int threads, const std::function<bool(const std:
       return w;
     });
   }
-  // nn.Conv2d's default: a bias, which both libraries hand to oneDNN as the epilogue.
-  if (want("conv2d 3x3 + bias")) add([&] {
-    const Dims x{64, 32, 16, 16}, wt{32, 32, 3, 3};
-    Workload w = make(
-        "conv2d 3x3 + bias", {x, wt, Dims{32}},
-        [](const KT& in) { return kiln::conv2d(in[0], in[1], in[2], {1}, {1}); },
-#if KILN_HAVE_LIBTORCH
-        [](const TT& in) { return torch::conv2d(in[0], in[1], in[2], 1, 1); }
-#else
-        0
-#endif
-    );
-    w.bound = convBound(x, wt, 1);
-    return w;
-  });
 
   // The thread pools' fork-join cost: two chunks of 50 us of busy work each, one per
   // thread (kiln::parallelFor vs at::parallel_for on OpenMP). Ideal: 0.05 ms with two

@@ -579,6 +579,20 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+// The rows and columns of op(a) op(b) over the last two dims of each (transposed under
+// `ta`/`tb`), or failure, reported, when the contraction dims differ.
+static FailureOr<std::pair<int64_t, int64_t>>
+productDims(const Reporter &r, const Operand &a, const Operand &b, bool ta, bool tb) {
+  int64_t batch = a.rank() - 2;
+  int64_t m = a.shape()[batch + ta], ka = a.shape()[batch + !ta];
+  int64_t kb = b.shape()[batch + tb], n = b.shape()[batch + !tb];
+  if (!compatibleDims(ka, kb)) {
+    (void)r.mismatch(b, a, "contraction dimensions differ");
+    return failure();
+  }
+  return std::pair(m, n);
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
@@ -598,16 +612,14 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
     if (!compatibleDims(a.shape()[d], b.shape()[d]))
       return r.mismatch(b, a, "batch dimensions differ");
   // [..., m, k] x [..., k, n], each matrix possibly transposed.
-  bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
-  int64_t m = a.shape()[batch + ta], ka = a.shape()[batch + !ta];
-  int64_t kb = b.shape()[batch + tb], n = b.shape()[batch + !tb];
-  if (!compatibleDims(ka, kb))
-    return r.mismatch(b, a, "contraction dimensions differ");
+  auto mn = productDims(r, a, b, adaptor.getTransposeA(), adaptor.getTransposeB());
+  if (failed(mn))
+    return failure();
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < batch; ++d)
     shape.push_back(ShapedType::isDynamic(a.shape()[d]) ? b.shape()[d]
                                                         : a.shape()[d]);
-  shape.append({m, n});
+  shape.append({mn->first, mn->second});
   types.push_back(RankedTensorType::get(shape, a.elementType()));
   return success();
 }
@@ -626,11 +638,10 @@ LogicalResult AddmmOp::inferReturnTypes(MLIRContext *,
   if (failed(checkRank(r, a, 2)) || failed(checkRank(r, b, 2)) ||
       failed(checkRank(r, bias, 1)))
     return failure();
-  bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
-  int64_t m = a.shape()[ta], ka = a.shape()[!ta];
-  int64_t kb = b.shape()[tb], n = b.shape()[!tb];
-  if (!compatibleDims(ka, kb))
-    return r.mismatch(b, a, "contraction dimensions differ");
+  auto mn = productDims(r, a, b, adaptor.getTransposeA(), adaptor.getTransposeB());
+  if (failed(mn))
+    return failure();
+  auto [m, n] = *mn;
   if (!compatibleDims(bias.shape()[0], n))
     return r.fail("operand 'bias' has shape ", formatShape(bias.shape()),
                   " but the product has ", n, " columns");

@@ -1,6 +1,8 @@
 // Building blocks for composed gradients (see Compose.h).
 #include "frontend/core/ops/Compose.h"
 
+#include "kiln/core/Dispatcher.h"
+
 namespace kiln::ops {
 
 Tensor interleaveZeros(const Tensor& x, int64_t dim, int64_t factor, const SourceLoc& loc) {
@@ -28,6 +30,17 @@ Tensor flipDim(const Tensor& x, int64_t dim, const SourceLoc& loc) {
   const int64_t n = x.sizes()[dim];
   if (n <= 1) return x;
   return take(x, arange(double(n - 1), -1.0, -1.0, kInt64, loc), dim, loc);
+}
+
+bool reluEpilogue(const Attrs& attrs) { return attrs.has("relu") && attrs.get<bool>("relu"); }
+
+Tensor gradBeforeRelu(const OpDef& op, const GradArgs& a) {
+  const Tensor& g = a.gradOutputs[0];
+  if (!reluEpilogue(a.attrs)) return g;
+  Attrs plain = a.attrs;
+  plain.set("relu", false);
+  const Tensor pre = dispatch1(op, std::vector<Tensor>(a.inputs.begin(), a.inputs.end()), plain, a.loc);
+  return mul(g, convert(gt(pre, 0.0, a.loc), g.dtype(), a.loc), a.loc);
 }
 
 }  // namespace kiln::ops

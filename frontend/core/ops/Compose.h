@@ -2,6 +2,7 @@
 // gradients), shared by the op families.
 #pragma once
 
+#include "kiln/core/OpDef.h"
 #include "kiln/core/Ops.h"
 
 namespace kiln::ops {
@@ -22,5 +23,15 @@ Tensor scatterAdd(const Tensor& updates, const Tensor& indices, int64_t dim, int
 
 // Reverses `dim` (a take with descending indices).
 Tensor flipDim(const Tensor& x, int64_t dim, const SourceLoc& loc);
+
+// Whether an op's relu epilogue flag (kiln.addmm, kiln.conv2d) is set; absent is false.
+bool reluEpilogue(const Attrs& attrs);
+
+// The output gradient of an op with a relu epilogue, taken back through the relu: masked
+// where the op's value before the relu is not above 0. That value is recomputed from the
+// inputs, so the gradient reads only them, as PyTorch's addmm and convolution do: an
+// output changed in place before backward is no error. Only compiler-made ops carry the
+// flag. Without it, the gradient as it is.
+Tensor gradBeforeRelu(const OpDef& op, const GradArgs& a);
 
 }  // namespace kiln::ops

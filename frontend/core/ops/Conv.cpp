@@ -9,6 +9,7 @@
 
 #include "frontend/core/kernels/Copy.h"
 #include "frontend/core/kernels/Depthwise.h"
+#include "frontend/core/kernels/Epilogue.h"
 #include "frontend/core/kernels/OneDnn.h"
 #include "frontend/core/ops/Compose.h"
 #include "frontend/core/ops/OpTable.h"
@@ -275,52 +276,28 @@ bool depthwiseConv(const Tensor& x, const Tensor& wIn, const Window& win, int64_
   return true;
 }
 
-// Adds bias[o] to every element of output channel o (when `add`) and applies relu (when
-// `relu`), in the dtype's math type and rounded as the add and relu kernels round (relu: NaN
-// stays, everything not above 0 becomes +0).
-void biasAndRelu(const Tensor& bias, bool add, bool relu, Tensor& out, const SourceLoc& loc) {
-  const Shape& ys = out.sizes();
-  const int64_t channels = ys[1], plane = ys[2] * ys[3];
-  dispatchFloatingDType(out.dtype(), "conv2d", loc, [&]<class T>() {
-    using M = OpMathType<T>;
-    const T* pb = add ? static_cast<const T*>(bias.rawData()) : nullptr;
-    T* py = static_cast<T*>(out.rawData());
-    parallelFor(0, ys[0] * channels, std::max<int64_t>(1, 16384 / std::max<int64_t>(plane, 1)),
-                [&](int64_t begin, int64_t end) {
-      for (int64_t nc = begin; nc < end; ++nc) {
-        T* p = py + nc * plane;
-        for (int64_t i = 0; i < plane; ++i) {
-          T v = add ? T(M(p[i]) + M(pb[nc % channels])) : p[i];
-          if (relu && !(v != v || v > T(0))) v = T(0);
-          p[i] = v;
-        }
-      }
-    });
-  });
-}
-
 // conv2d, then its bias and relu epilogues: the bias through oneDNN's bias argument where
 // oneDNN runs the convolution, else (Kiln's depthwise kernel, the reference loops) in
-// biasAndRelu; relu always in biasAndRelu (oneDNN's relu post-op gives -0 for negative
-// values, see addmm in Linalg.cpp).
+// kernels::biasAndRelu, which also applies the relu.
 void convKernel(const OpArgs& args, std::span<Tensor> out) {
   const Tensor &x = args.inputs[0], &w = args.inputs[1];
   const Tensor bias = args.inputs.size() > 2 ? kernels::contiguousValues(args.inputs[2], args.loc) : Tensor();
-  const bool relu = args.attrs.has("relu") && args.attrs.get<bool>("relu");
+  const bool relu = reluEpilogue(args.attrs);
   const Window win = windowOf(args.attrs, w.sizes()[2], w.sizes()[3]);
   const int64_t groups = args.attrs.get<int64_t>("groups");
   if (out[0].numel() == 0) return;
-  bool biasAdded = false;
-  if (depthwiseConv(x, w, win, groups, out[0], args.loc)) {
-  } else if (x.dtype() == kFloat32) {
-    onednnConv(x, w, bias, win, groups, out[0], args.loc);
-    biasAdded = true;
-  } else {
-    referenceConv(kernels::contiguousValues(x, args.loc), kernels::contiguousValues(w, args.loc), win,
-                  groups, out[0]);
+  Tensor biasLeft = bias;  // the bias no library call has added
+  if (!depthwiseConv(x, w, win, groups, out[0], args.loc)) {
+    if (x.dtype() == kFloat32) {
+      onednnConv(x, w, bias, win, groups, out[0], args.loc);
+      biasLeft = Tensor();
+    } else {
+      referenceConv(kernels::contiguousValues(x, args.loc), kernels::contiguousValues(w, args.loc), win,
+                    groups, out[0]);
+    }
   }
-  const bool addBias = bias.defined() && !biasAdded;
-  if (addBias || relu) biasAndRelu(bias, addBias, relu, out[0], args.loc);
+  const Shape& ys = out[0].sizes();
+  if (biasLeft.defined() || relu) kernels::biasAndRelu(out[0], biasLeft, ys[1], ys[2] * ys[3], relu, args.loc);
 }
 
 Tensor conv(const Tensor& x, const Tensor& w, Shape stride, Shape padding, Shape dilation,
@@ -394,18 +371,11 @@ Tensor convWeightGrad(const Tensor& g, const Tensor& x, const Window& win, int64
   return dw.narrow(2, 0, ws[2], loc).narrow(3, 0, ws[3], loc);
 }
 
-// relu's mask on G first, from the convolution recomputed without the relu (as addmm's in
-// Linalg.cpp: the gradient reads only the inputs); the bias's gradient is G summed over
-// batch, height and width.
+// relu's mask on G first (gradBeforeRelu); the bias's gradient is G summed over batch,
+// height and width.
 Grads convGrad(const GradArgs& a) {
   const Tensor &x = a.inputs[0], &w = a.inputs[1];
-  Tensor g = a.gradOutputs[0];
-  if (a.attrs.has("relu") && a.attrs.get<bool>("relu")) {
-    Attrs plain = a.attrs;
-    plain.set("relu", false);
-    const Tensor pre = dispatch1(kConv2d, std::vector<Tensor>(a.inputs.begin(), a.inputs.end()), plain, a.loc);
-    g = mul(g, convert(gt(pre, 0.0, a.loc), g.dtype(), a.loc), a.loc);
-  }
+  const Tensor g = gradBeforeRelu(kConv2d, a);
   const Window win = windowOf(a.attrs, w.sizes()[2], w.sizes()[3]);
   const int64_t groups = a.attrs.get<int64_t>("groups");
   Grads grads{convInputGrad(g, w, win, groups, x.sizes(), a.loc),

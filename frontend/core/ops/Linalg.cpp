@@ -1,11 +1,11 @@
 // The matmul op of the op table (kiln.matmul): oneDNN for f32, a blocked reference loop
 // for the dtypes oneDNN's matmul lacks on CPU; and torch.matmul/mm/bmm on top of it.
-#include <optional>
 #include <unordered_map>
 
 #include "frontend/core/kernels/Copy.h"
-#include "frontend/core/kernels/Loops.h"
+#include "frontend/core/kernels/Epilogue.h"
 #include "frontend/core/kernels/OneDnn.h"
+#include "frontend/core/ops/Compose.h"
 #include "frontend/core/ops/OpTable.h"
 #include "frontend/core/ops/ShapeRules.h"
 #include "kiln/core/Dispatcher.h"
@@ -70,21 +70,18 @@ void onednnMatmul(const Tensor& a, const Tensor& b, bool ta, bool tb, Tensor& ou
   dnnl::memory::desc cMd(out.sizes(), dt::f32, out.strides());
   // oneDNN keeps a cache of primitives keyed by descriptor, so repeated shapes reuse one.
   dnnl::engine& engine = kernels::onednn::engine();
+  // [1, N], one value per column (addmm's products are 2-d); empty without a bias.
+  const dnnl::memory::desc biasMd =
+      bias ? dnnl::memory::desc({1, out.sizes().back()}, dt::f32, dnnl::memory::format_tag::ab)
+           : dnnl::memory::desc();
+  const dnnl::matmul::primitive_desc pd(
+      bias ? dnnl::matmul::desc(aMd, bMd, biasMd, cMd) : dnnl::matmul::desc(aMd, bMd, cMd), engine);
   std::unordered_map<int, dnnl::memory> memories{{DNNL_ARG_SRC, dnnl::memory(aMd, engine, a.rawData())},
                                                 {DNNL_ARG_WEIGHTS, dnnl::memory(bMd, engine, b.rawData())},
                                                 {DNNL_ARG_DST, dnnl::memory(cMd, engine, out.rawData())}};
-  std::optional<dnnl::matmul::primitive_desc> pd;
-  if (bias) {
-    dnnl::memory::dims biasDims(out.sizes().size(), 1);
-    biasDims.back() = out.sizes().back();
-    dnnl::memory::desc biasMd(biasDims, dt::f32, dnnl::memory::format_tag::ab);
-    pd.emplace(dnnl::matmul::desc(aMd, bMd, biasMd, cMd), engine);
-    memories.emplace(DNNL_ARG_BIAS, dnnl::memory(biasMd, engine, bias->rawData()));
-  } else {
-    pd.emplace(dnnl::matmul::desc(aMd, bMd, cMd), engine);
-  }
+  if (bias) memories.emplace(DNNL_ARG_BIAS, dnnl::memory(biasMd, engine, bias->rawData()));
   dnnl::stream& stream = kernels::onednn::stream();
-  dnnl::matmul(*pd).execute(stream, memories);
+  dnnl::matmul(pd).execute(stream, memories);
   stream.wait();
 }
 
@@ -148,48 +145,21 @@ std::vector<TensorMeta> addmmShape(const OpDef& op, std::span<const TensorMeta> 
   return out;
 }
 
-// The bias added and relu applied in the product's dtype, each rounded as the add and relu
-// kernels round (relu: NaN stays, everything not above 0 becomes +0).
-void addBiasAndRelu(const Tensor& bias, bool relu, Tensor& out, const SourceLoc& loc) {
-  const int64_t n = out.sizes()[1], rows = out.sizes()[0];
-  dispatchFloatingDType(out.dtype(), "addmm", loc, [&]<class T>() {
-    using M = OpMathType<T>;
-    const T* pb = static_cast<const T*>(bias.rawData());
-    T* pc = static_cast<T*>(out.rawData());
-    parallelFor(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        for (int64_t j = 0; j < n; ++j) {
-          T v = T(M(pc[i * n + j]) + M(pb[j]));
-          if (relu && !(v != v || v > T(0))) v = T(0);
-          pc[i * n + j] = v;
-        }
-    });
-  });
-}
-
-// Kiln's relu over a contiguous f32 output, in place. Not oneDNN's relu post-op: with a
-// zero slope it gives -0 for negative values (slope x value), where relu gives +0.
-void reluInPlace(Tensor& out) {
-  float* p = static_cast<float*>(out.rawData());
-  parallelFor(0, out.numel(), kernels::kElementwiseGrain, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) p[i] = (p[i] != p[i] || p[i] > 0.0f) ? p[i] : 0.0f;
-  });
-}
-
 void addmmKernel(const OpArgs& args, std::span<Tensor> out) {
   const bool ta = args.attrs.get<bool>("transpose_a"), tb = args.attrs.get<bool>("transpose_b");
-  const bool relu = args.attrs.get<bool>("relu");
+  const bool relu = reluEpilogue(args.attrs);
   if (out[0].numel() == 0) return;
   Tensor a = args.inputs[0], b = args.inputs[1], bias = kernels::contiguousValues(args.inputs[2], args.loc);
   const bool emptyProduct = a.numel() == 0;  // K == 0: the product is zeros
+  const int64_t columns = out[0].sizes()[1];
   if (out[0].dtype() != kFloat32 || emptyProduct) {
     referenceMatmul(a, b, ta, tb, out[0]);
-    return addBiasAndRelu(bias, relu, out[0], args.loc);
+    return kernels::biasAndRelu(out[0], bias, columns, 1, relu, args.loc);
   }
   if (matrixStrides(a, ta).empty()) a = kernels::contiguousValues(a, args.loc);
   if (matrixStrides(b, tb).empty()) b = kernels::contiguousValues(b, args.loc);
-  onednnMatmul(a, b, ta, tb, out[0], &bias);
-  if (relu) reluInPlace(out[0]);
+  onednnMatmul(a, b, ta, tb, out[0], &bias);  // the bias as oneDNN's epilogue
+  if (relu) kernels::biasAndRelu(out[0], Tensor(), columns, 1, true, args.loc);
 }
 
 Tensor product(const Tensor& a, const Tensor& b, bool ta, bool tb, const SourceLoc& loc) {
@@ -206,18 +176,10 @@ Grads matmulGrad(const GradArgs& g) {
   return {da, db};
 }
 
-// addmm's gradient: relu's mask on G first, then matmul's, and the bias's is G summed over
-// the rows. The mask comes from the product recomputed without the relu (the same signs),
-// so the gradient reads only the inputs, as PyTorch's addmm: an output overwritten in
-// place (relu_) before backward is fine. Only compiler-made addmms carry the relu flag.
+// addmm's gradient: relu's mask on G first (gradBeforeRelu), then matmul's, and the bias's
+// is G summed over the rows.
 Grads addmmGrad(const GradArgs& g) {
-  Tensor dc = g.gradOutputs[0];
-  if (g.attrs.get<bool>("relu")) {
-    Attrs plain = g.attrs;
-    plain.set("relu", false);
-    const Tensor pre = dispatch1(kAddmm, {g.inputs[0], g.inputs[1], g.inputs[2]}, plain, g.loc);
-    dc = mul(dc, convert(gt(pre, 0.0, g.loc), dc.dtype(), g.loc), g.loc);
-  }
+  const Tensor dc = gradBeforeRelu(kAddmm, g);
   std::vector<Tensor> outputs{g.outputs[0]}, gradOutputs{dc};
   Grads d = matmulGrad(GradArgs{g.inputs.first(2), outputs, gradOutputs, g.attrs, g.loc});
   d.push_back(sum(dc, {0}, false, g.loc));
