@@ -12,7 +12,9 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/CSE.h"
@@ -61,10 +63,21 @@ linalg::GenericOp rowRoot(func::FuncOp kernel, int64_t rowDims) {
 
 // Whether `op` is an elementwise generic on tensors (all loops parallel, one result)
 // whose result has several users: the producers fuseMultiUseProducers considers.
-bool isMultiUseElementwise(linalg::GenericOp op) {
+bool isElementwise(linalg::GenericOp op) {
   return op.getNumReductionLoops() == 0 && op->getNumResults() == 1 &&
-         op.hasPureTensorSemantics() && !op->getResult(0).use_empty() &&
-         !op->getResult(0).hasOneUse();
+         op.hasPureTensorSemantics() && !op->getResult(0).use_empty();
+}
+bool isMultiUseElementwise(linalg::GenericOp op) {
+  return isElementwise(op) && !op->getResult(0).hasOneUse();
+}
+
+// Whether `op` is elementwise with its result in loop order: all loops parallel, one
+// result through the identity map, whose initial value it does not read.
+bool isElementwiseInLoopOrder(linalg::GenericOp op) {
+  return op.getNumReductionLoops() == 0 && op->getNumResults() == 1 &&
+         op.hasPureTensorSemantics() &&
+         op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() &&
+         !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
 }
 
 // Whether a multi-use elementwise `op` costs less to compute again in each of its
@@ -84,32 +97,45 @@ bool isCheapToRecompute(linalg::GenericOp op) {
 // feeds the variance and the normalisation) into every one of them, a copy each.
 // Tiled as it is, such a producer is stored to a tile-sized scratch buffer and read
 // back once per user; fused, each user recomputes it from inputs it reads anyway.
+// One producer at a time, found afresh: fusing one replaces its users, which may be
+// producers themselves (layer_norm's x - mean feeds (x - mean)^2).
 void recomputeCheapProducers(func::FuncOp kernel, RewriterBase &rewriter) {
-  SmallVector<linalg::GenericOp> producers;
-  kernel.walk([&](linalg::GenericOp op) {
-    if (isMultiUseElementwise(op) && isCheapToRecompute(op) &&
-        llvm::all_of(op->getResult(0).getUsers(),
-                     [](Operation *user) { return isa<linalg::GenericOp>(user); }))
-      producers.push_back(op);
-  });
-  for (linalg::GenericOp producer : producers) {
-    SmallVector<OpOperand *> uses = llvm::map_to_vector(
-        producer->getResult(0).getUses(), [](OpOperand &use) { return &use; });
-    if (!llvm::all_of(uses, [](OpOperand *use) {
-          return linalg::areElementwiseOpsFusable(use);
-        }))
+  llvm::SmallPtrSet<Operation *, 8> kept;  // producers that cannot be fused
+  while (true) {
+    linalg::GenericOp producer;
+    kernel.walk([&](linalg::GenericOp op) {
+      if (!kept.contains(op) && isElementwise(op) && isCheapToRecompute(op) &&
+          llvm::all_of(op->getResult(0).getUsers(),
+                       [](Operation *user) { return isa<linalg::GenericOp>(user); })) {
+        producer = op;
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (!producer)
+      return;
+    Value result = producer->getResult(0);
+    if (!llvm::all_of(result.getUses(), [](OpOperand &use) {
+          return linalg::areElementwiseOpsFusable(&use);
+        })) {
+      kept.insert(producer);
       continue;
-    // A copy of the producer for each user, so that fusing it keeps no result of
-    // the producer alive for the others.
-    for (OpOperand *use : uses) {
+    }
+    // A copy of the producer for each use, so that fusing it keeps no result of
+    // the producer alive for the others. One use at a time: a user may read the
+    // producer twice (a float32 sum's pairs), and fusing replaces the user.
+    while (!result.use_empty()) {
+      OpOperand *use = &*result.getUses().begin();
       rewriter.setInsertionPoint(producer);
       Operation *copy = rewriter.clone(*producer);
       rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(copy->getResult(0)); });
       rewriter.setInsertionPoint(use->getOwner());  // the fused op replaces the user
       FailureOr<linalg::ElementwiseOpFusionResult> fused =
           linalg::fuseElementwiseOps(rewriter, use);
-      if (failed(fused))
-        continue;  // the user reads the copy's stored result, as it read the producer's
+      if (failed(fused)) {
+        kept.insert(copy);  // the user reads the copy's stored result, as it read the producer's
+        continue;
+      }
       Operation *consumer = use->getOwner();
       for (Value result : consumer->getResults())
         rewriter.replaceAllUsesWith(result, fused->replacements.lookup(result));
@@ -172,12 +198,203 @@ void storeWhileReducing(func::FuncOp kernel, RewriterBase &rewriter) {
 // then drops results nobody reads: fusing into a reduction may keep a producer's
 // values as an extra result (linalg keeps them when it cannot tell the operand is
 // droppable), and unused they would still be stored.
+// A cheap elementwise producer read through slices (a float32 row sum reads its
+// pairs' first and second elements as two slices of a row) is computed on slices of
+// its inputs instead, one copy per slice, which recomputeCheapProducers then fuses
+// into the reader: layer_norm's (x - mean)^2 is computed inside the variance's loop,
+// not stored to two tile-sized scratch buffers and read back.
+void sliceCheapProducers(func::FuncOp kernel, RewriterBase &rewriter) {
+  auto slicesOfCheapProducers = [&] {
+    SmallVector<tensor::ExtractSliceOp> slices;
+    kernel.walk([&](tensor::ExtractSliceOp slice) {
+      auto producer = slice.getSource().getDefiningOp<linalg::GenericOp>();
+      if (producer && isElementwiseInLoopOrder(producer) && isCheapToRecompute(producer) &&
+          slice.getType().hasStaticShape() &&
+          slice.getType().getRank() == slice.getSourceType().getRank() &&
+          llvm::all_of(slice.getMixedStrides(),
+                       [](OpFoldResult s) { return isConstantIntValue(s, 1); }) &&
+          llvm::all_of(producer.getDpsInputOperands(), [&](OpOperand *in) {
+            // (an input read twice is sliced once: through the same map)
+            return producer.getMatchingIndexingMap(in).isProjectedPermutation(
+                       /*allowZeroInResults=*/true) &&
+                   llvm::all_of(producer.getDpsInputOperands(), [&](OpOperand *other) {
+                     return other->get() != in->get() ||
+                            producer.getMatchingIndexingMap(other) ==
+                                producer.getMatchingIndexingMap(in);
+                   });
+          }))
+        slices.push_back(slice);
+    });
+    return slices;
+  };
+  // Until none is left: a producer computed on slices reads its own producers
+  // through slices.
+  for (SmallVector<tensor::ExtractSliceOp> slices = slicesOfCheapProducers(); !slices.empty();
+       slices = slicesOfCheapProducers()) {
+    for (tensor::ExtractSliceOp slice : slices) {
+      auto producer = slice.getSource().getDefiningOp<linalg::GenericOp>();
+      rewriter.setInsertionPoint(slice);
+      Location loc = slice.getLoc();
+      SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+      ArrayRef<int64_t> sizes = slice.getType().getShape();
+      IRMapping mapping;
+      for (OpOperand *in : producer.getDpsInputOperands()) {
+        auto type = cast<RankedTensorType>(in->get().getType());
+        SmallVector<OpFoldResult> inOffsets, inSizes;
+        SmallVector<int64_t> inShape;
+        for (auto [r, expr] :
+             llvm::enumerate(producer.getMatchingIndexingMap(in).getResults())) {
+          if (auto dim = dyn_cast<AffineDimExpr>(expr)) {  // loop d is result dim d
+            inOffsets.push_back(offsets[dim.getPosition()]);
+            inShape.push_back(sizes[dim.getPosition()]);
+          } else {  // a broadcast dim, read at 0
+            inOffsets.push_back(rewriter.getIndexAttr(0));
+            inShape.push_back(type.getDimSize(r));
+          }
+          inSizes.push_back(rewriter.getIndexAttr(inShape.back()));
+        }
+        SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+        mapping.map(in->get(), tensor::ExtractSliceOp::create(
+                                   rewriter, loc,
+                                   RankedTensorType::get(inShape, type.getElementType()),
+                                   in->get(), inOffsets, inSizes, strides));
+      }
+      mapping.map(producer.getDpsInits()[0],
+                  tensor::EmptyOp::create(rewriter, loc, sizes,
+                                          slice.getType().getElementType()));
+      Operation *copy = rewriter.clone(*producer, mapping);
+      copy->getResult(0).setType(slice.getType());
+      rewriter.replaceOp(slice, copy->getResult(0));
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+    }
+  }
+}
+
 void fuseMultiUseProducers(func::FuncOp kernel, RewriterBase &rewriter) {
+  sliceCheapProducers(kernel, rewriter);
   recomputeCheapProducers(kernel, rewriter);
   storeWhileReducing(kernel, rewriter);
   RewritePatternSet patterns(kernel.getContext());
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
   (void)applyPatternsGreedily(kernel, std::move(patterns));
+}
+
+// Where the slice `small` lies within the slice `large` of the same source, with
+// the same strides, one static offset per dim (or 0 where both offsets are the
+// same value): nothing when it does not or cannot be told.
+std::optional<SmallVector<int64_t>> offsetWithin(tensor::ExtractSliceOp small,
+                                                 tensor::ExtractSliceOp large) {
+  if (!small || !large || small.getSource() != large.getSource() ||
+      small.getType().getRank() != large.getType().getRank() ||
+      small.getSourceType().getRank() != small.getType().getRank() ||
+      !isEqualConstantIntOrValueArray(small.getMixedStrides(), large.getMixedStrides()))
+    return std::nullopt;
+  SmallVector<int64_t> offsets;
+  for (auto [s, l, ss, ls] :
+       llvm::zip(small.getMixedOffsets(), large.getMixedOffsets(),
+                 small.getType().getShape(), large.getType().getShape())) {
+    std::optional<int64_t> sc = getConstantIntValue(s), lc = getConstantIntValue(l);
+    int64_t offset;
+    if (isEqualConstantIntOrValue(s, l))
+      offset = 0;
+    else if (sc && lc)
+      offset = *sc - *lc;
+    else
+      return std::nullopt;
+    if (ShapedType::isDynamic(ss) || ShapedType::isDynamic(ls) || offset < 0 ||
+        offset + ss > ls)
+      return std::nullopt;
+    offsets.push_back(offset);
+  }
+  return offsets;
+}
+// Tile-and-fuse computes a producer once per slice its users read, and a float32 row
+// sum reads two overlapping slices of the row (its pairs' first and second elements):
+// an elementwise op computed again on a part of another's operands becomes a slice of
+// the other's result, so softmax's exp is computed once per tile, not three times.
+// Both have the same maps and payload, their result dims are their loops (identity),
+// and each input of the smaller is the larger's input or a slice of the same source
+// lying the same distance along each loop dim within it.
+void reuseLargerTiles(func::FuncOp kernel, RewriterBase &rewriter) {
+  SmallVector<linalg::GenericOp> ops;
+  kernel.walk([&](linalg::GenericOp op) {
+    if (isElementwiseInLoopOrder(op))
+      ops.push_back(op);
+  });
+  // The offset of `small`'s loops within `large`'s, if `small` computes a part of
+  // `large`'s result.
+  auto partOf = [](linalg::GenericOp small, linalg::GenericOp large)
+      -> std::optional<SmallVector<int64_t>> {
+    if (small.getIndexingMapsArray() != large.getIndexingMapsArray() ||
+        small.getNumDpsInputs() != large.getNumDpsInputs() ||
+        !OperationEquivalence::isRegionEquivalentTo(&small.getRegion(), &large.getRegion(),
+                                                    OperationEquivalence::IgnoreLocations))
+      return std::nullopt;
+    SmallVector<int64_t> shift(small.getNumLoops(), 0);
+    SmallVector<bool> known(small.getNumLoops(), false);
+    for (OpOperand *in : small.getDpsInputOperands()) {
+      Value s = in->get(), l = large.getDpsInputs()[in->getOperandNumber()];
+      AffineMap map = small.getMatchingIndexingMap(in);
+      if (!map.isProjectedPermutation(/*allowZeroInResults=*/true))
+        return std::nullopt;
+      std::optional<SmallVector<int64_t>> offsets;
+      if (s != l) {
+        offsets = offsetWithin(s.getDefiningOp<tensor::ExtractSliceOp>(),
+                               l.getDefiningOp<tensor::ExtractSliceOp>());
+        if (!offsets)
+          return std::nullopt;
+      }
+      for (auto [r, expr] : llvm::enumerate(map.getResults())) {
+        auto dim = dyn_cast<AffineDimExpr>(expr);
+        if (!dim)
+          continue;  // a broadcast dim: read at 0 by both
+        const int64_t offset = offsets ? (*offsets)[r] : 0;
+        const unsigned loop = dim.getPosition();
+        if (known[loop] && shift[loop] != offset)
+          return std::nullopt;
+        known[loop] = true;
+        shift[loop] = offset;
+      }
+    }
+    return shift;
+  };
+  llvm::SmallPtrSet<Operation *, 8> erased;
+  for (linalg::GenericOp large : ops) {
+    for (linalg::GenericOp small : ops) {
+      if (small == large || erased.contains(small) || erased.contains(large) ||
+          small->getBlock() != large->getBlock() || !large->isBeforeInBlock(small))
+        continue;
+      auto type = cast<RankedTensorType>(small->getResult(0).getType());
+      auto largeType = cast<RankedTensorType>(large->getResult(0).getType());
+      std::optional<SmallVector<int64_t>> shift = partOf(small, large);
+      if (!shift || type.getRank() != largeType.getRank() || !type.hasStaticShape() ||
+          !largeType.hasStaticShape() ||
+          llvm::any_of(llvm::seq<int64_t>(0, type.getRank()), [&](int64_t d) {
+            return (*shift)[d] + type.getDimSize(d) > largeType.getDimSize(d);
+          }))
+        continue;
+      rewriter.setInsertionPoint(small);
+      SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+      Value part = tensor::ExtractSliceOp::create(
+          rewriter, small.getLoc(), type, large->getResult(0),
+          getAsIndexOpFoldResult(kernel.getContext(), *shift),
+          getAsIndexOpFoldResult(kernel.getContext(), type.getShape()), strides);
+      rewriter.replaceOp(small, part);
+      erased.insert(small);
+    }
+  }
+}
+
+// CSE, then folds of tensor.empty and extract_slice.
+LogicalResult cleanUp(func::FuncOp kernel) {
+  IRRewriter rewriter(kernel.getContext());
+  DominanceInfo dominance(kernel);
+  eliminateCommonSubExpressions(rewriter, dominance, kernel);
+  RewritePatternSet patterns(kernel.getContext());
+  tensor::populateFoldTensorEmptyPatterns(patterns);
+  tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, kernel.getContext());
+  return applyPatternsGreedily(kernel, std::move(patterns));
 }
 
 struct KilnTileRowsPass : impl::KilnTileRowsPassBase<KilnTileRowsPass> {
@@ -213,6 +430,12 @@ struct KilnTileRowsPass : impl::KilnTileRowsPassBase<KilnTileRowsPass> {
         context, rowTileSizes(root, rows.getInt(), tileBytes)));
     scf::SCFTileAndFuseOptions options;
     options.setTilingOptions(tiling);
+    // A float32 row sum reads its producer through slices (its pairs' first and
+    // second elements): merged with the tile's slice, they are slices of the
+    // producer, which is then fused like any other.
+    RewritePatternSet cleanup(context);
+    tensor::populateMergeConsecutiveInsertExtractSlicePatterns(cleanup);
+    options.cleanupPatterns = FrozenRewritePatternSet(std::move(cleanup));
     rewriter.setInsertionPoint(root);
     FailureOr<scf::SCFTileAndFuseResult> tiled =
         scf::tileConsumerAndFuseProducersUsingSCF(rewriter, tileable, options);
@@ -222,13 +445,12 @@ struct KilnTileRowsPass : impl::KilnTileRowsPassBase<KilnTileRowsPass> {
 
     // A producer reached along several paths (softmax's exp feeds the sum and
     // the division) was fused once per path: merge the copies, drop the
-    // untiled originals, and size each tensor.empty to its tile.
-    DominanceInfo dominance(kernel);
-    eliminateCommonSubExpressions(rewriter, dominance, kernel);
-    RewritePatternSet patterns(context);
-    tensor::populateFoldTensorEmptyPatterns(patterns);
-    tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
-    if (failed(applyPatternsGreedily(kernel, std::move(patterns))))
+    // untiled originals, and size each tensor.empty to its tile; then make the
+    // copies computed on a part of another's tile slices of it, and merge again.
+    if (failed(cleanUp(kernel)))
+      return signalPassFailure();
+    reuseLargerTiles(kernel, rewriter);
+    if (failed(cleanUp(kernel)))
       return signalPassFailure();
   }
 };

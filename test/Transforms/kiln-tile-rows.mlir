@@ -3,9 +3,11 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-convert-to-linalg,linalg-fuse-elementwise-ops,kiln-tile-rows{tile-bytes=32768}))' | FileCheck %s
 
 // Softmax over rows of 1024 floats: 32 KiB tiles are 8 rows. Inside the loop: the max;
-// then one loop that computes exp, stores it to a tile-sized scratch (the division reads
-// it) and sums it in f64; then the division written into the tile of the result. No
-// tensor.empty of the full shape is left but the loop's shared output.
+// then exp, stored once to a tile-sized scratch; then the f64 sum, which reads the scratch
+// as two slices for its float32 pairs (x[i] + x[i + 16] where i % 32 < 16: the slices
+// are parts of the one exp tile, not exps of their own); then the division written into
+// the tile of the result. No tensor.empty of the full shape is left but the loop's shared
+// output.
 // CHECK-LABEL: func.func private @softmax(
 // CHECK-SAME:      %[[X:.*]]: tensor<64x1024xf32>
 // CHECK:         %[[OUT:.*]] = tensor.empty() : tensor<64x1024xf32>
@@ -14,13 +16,19 @@
 // CHECK:           %[[XT:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [8, 1024] [1, 1]
 // CHECK:           %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XT]] : tensor<8x1024xf32>)
 // CHECK:             arith.maximumf
-// CHECK:           %[[EXP:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XT]], %[[MAX]] : tensor<8x1024xf32>, tensor<8x1xf32>) outs(%{{.*}}, %{{.*}} : tensor<8x1024xf32>, tensor<8x1xf64>)
-// CHECK:             %[[E:.*]] = math.exp
-// CHECK:             %[[S:.*]] = arith.addf
-// CHECK:             linalg.yield %[[E]], %[[S]]
+// CHECK:           %[[EXP:.*]] = linalg.generic {{.*}} ins(%[[XT]], %[[MAX]] : tensor<8x1024xf32>, tensor<8x1xf32>) outs(%{{.*}} : tensor<8x1024xf32>)
+// CHECK:             math.exp
+// CHECK-NOT:         math.exp
+// CHECK:           %[[FIRST:.*]] = tensor.extract_slice %[[EXP]][0, 0] [8, 1008] [1, 1]
+// CHECK:           %[[SECOND:.*]] = tensor.extract_slice %[[EXP]][0, 16] [8, 1008] [1, 1]
+// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[FIRST]], %[[SECOND]] : tensor<8x1008xf32>, tensor<8x1008xf32>) outs(%{{.*}} : tensor<8x1xf64>)
+// CHECK:             arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK:             arith.extf
+// CHECK:             arith.select
+// CHECK:             arith.addf {{.*}} fastmath<reassoc> : f64
 // CHECK-NOT:         math.exp
 // CHECK:           %[[OT:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0] [8, 1024] [1, 1]
-// CHECK:           %[[DIV:.*]] = linalg.generic {{.*}} ins(%[[EXP]]#0, %[[EXP]]#1 : tensor<8x1024xf32>, tensor<8x1xf64>) outs(%[[OT]] : tensor<8x1024xf32>)
+// CHECK:           %[[DIV:.*]] = linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<8x1024xf32>, tensor<8x1xf64>) outs(%[[OT]] : tensor<8x1024xf32>)
 // CHECK:             arith.divf
 // CHECK:           scf.forall.in_parallel {
 // CHECK-NEXT:        tensor.parallel_insert_slice %[[DIV]] into %[[ACC]][%[[I]], 0] [8, 1024] [1, 1]
@@ -80,16 +88,24 @@ func.func private @two_results(%x: tensor<64x1024xf32>) -> (tensor<64x1024xf32>,
 // producer that cheap is computed again in each of its users rather than stored to a
 // tile-sized scratch and read back: the tile holds two row reductions and the result,
 // each reading the tile of x, and nothing of the tile's size but the result is written.
+// The variance reads (x - mean)^2 through two slices for its pairs: computed on slices
+// of x instead, it is computed in the variance's loop for both.
 // (The exp of softmax above is not cheap: it is stored, once.)
 // CHECK-LABEL: func.func private @layer_norm(
 // CHECK-SAME:      %[[X:.*]]: tensor<64x1024xf32>
 // CHECK:         scf.forall (%[[I:.*]]) = (0) to (64) step (8)
 // CHECK:           %[[XT:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [8, 1024] [1, 1]
-// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[XT]] : tensor<8x1024xf32>) outs(%{{.*}} : tensor<8x1xf64>)
+// CHECK:           %[[XF:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [8, 1008] [1, 1]
+// CHECK:           %[[XS:.*]] = tensor.extract_slice %[[X]][%[[I]], 16] [8, 1008] [1, 1]
+// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[XF]], %[[XS]] : tensor<8x1008xf32>, tensor<8x1008xf32>) outs(%{{.*}} : tensor<8x1xf64>)
 // CHECK-NOT:       tensor.empty() : tensor<8x1024xf32>
-// CHECK:           %[[VAR:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[XT]], %[[SUM]] : tensor<8x1024xf32>, tensor<8x1xf64>) outs(%{{.*}} : tensor<8x1xf64>)
+// CHECK-NOT:       tensor.empty() : tensor<8x1008xf32>
+// CHECK:           %[[VAR:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[XF]], %[[SUM]], %[[XS]] : tensor<8x1008xf32>, tensor<8x1xf64>, tensor<8x1008xf32>) outs(%{{.*}} : tensor<8x1xf64>)
 // CHECK:             arith.subf
 // CHECK:             arith.mulf
+// CHECK:             arith.subf
+// CHECK:             arith.mulf
+// CHECK:             arith.addf {{.*}} : f32
 // CHECK:           linalg.generic {{.*}} ins(%[[XT]], %[[SUM]], %[[VAR]]
 // CHECK:             arith.subf
 // CHECK:             math.sqrt

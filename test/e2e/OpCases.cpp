@@ -215,6 +215,14 @@ std::vector<OpCase> reductions() {
       op("argmax_i32", {normal(kMat, kInt32)}, [](X x) { return argmax(x[0], 0); }),
       op("prod_f16", {normal({2, 8}, kFloat16)}, [](X x) { return prod(x[0], {1}); }),
       op("amax_bf16", {normal({3, 9}, kBFloat16)}, [](X x) { return amax(x[0], {1}, true); }),
+      // float32 sums pair their elements as the eager kernels do: whole blocks, a last
+      // block with pairs and elements alone, columns, and reduced dims reshaped (one run
+      // collapsed; batch_norm's dims moved last first).
+      op("sum_pairs_rows", {pairRounding({3, 601}, {1})}, [](X x) { return std::make_tuple(sum(x[0], {1}), mean(x[0], {1})); }),
+      op("sum_pairs_columns", {pairRounding({37, 20}, {0})}, [](X x) { return sum(x[0], {0}, true); }),
+      op("sum_pairs_run", {pairRounding({2, 7, 7}, {1, 2})}, [](X x) { return sum(x[0], {1, 2}); }),
+      op("sum_pairs_bn_8x8", {pairRounding({4, 3, 8, 8}, {0, 2, 3})}, [](X x) { return sum(x[0], {0, 2, 3}); }),
+      op("sum_pairs_bn_7x7", {pairRounding({4, 3, 7, 7}, {0, 2, 3})}, [](X x) { return mean(x[0], {0, 2, 3}, true); }),
   };
 }
 

@@ -1,11 +1,13 @@
 #include "test/e2e/Parity.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
@@ -67,6 +69,37 @@ Maker layoutChanging(Shape shape) {
     Shape back;
     for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) back.push_back(d);
     return randn(reversed).permute(back);
+  };
+}
+
+Maker pairRounding(Shape shape, Shape dims) {
+  return [shape, dims](uint64_t seed) {
+    Shape perm, packedShape;  // kept dims, then the reduced ones: the order summed in
+    for (int64_t d = 0; d < int64_t(shape.size()); ++d)
+      if (std::find(dims.begin(), dims.end(), d) == dims.end()) perm.push_back(d);
+    perm.insert(perm.end(), dims.begin(), dims.end());
+    int64_t n = 1;
+    for (int64_t d : dims) n *= shape[size_t(d)];
+    for (int64_t d : perm) packedShape.push_back(shape[size_t(d)]);
+    std::vector<float> v(static_cast<size_t>(numel(shape)), 0.0f);
+    for (int64_t o = 0; o * n < int64_t(v.size()); ++o) {
+      const float scale = std::ldexp(1.0f, int(o % 5) + 6);  // sums well above atol
+      float* row = v.data() + o * n;
+      float* lastOne = nullptr;
+      int64_t balance = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (i % 32 >= 16) continue;  // set with its partner
+        const bool up = (i + uint64_t(seed)) % 2 == 0;
+        row[i] = up ? scale : -scale;
+        if (i + 16 < n) row[i + 16] = up ? 0x3p-25f * scale : 0.0f;
+        balance += up ? 1 : -1;
+        lastOne = row + i;
+      }
+      if (balance != 0 && lastOne) *lastOne = 0.0f;  // the ±1s cancel exactly
+    }
+    Shape inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) inverse[size_t(perm[i])] = int64_t(i);
+    return tensor(v, packedShape).permute(inverse).contiguous();
   };
 }
 

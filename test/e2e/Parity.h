@@ -51,6 +51,12 @@ Maker transposed(Shape shape);
 // f32 normals, contiguous on the first call and a permuted (non-contiguous) view of the
 // same shape on later ones: the recording must not depend on the layout it saw.
 Maker layoutChanging(Shape shape);
+// f32 values whose sum over `dims` shows how a float32 sum pairs its elements (element
+// 32k + l with 32k + 16 + l, l < 16, counted in the order of the reduced dims; see
+// frontend/core/kernels/Reduce.h): pairs of 1 and 3 * 2^-25 round up by 2^-25 in
+// float32, every other pair is exact, and the ±1s cancel, so the paired sum is a third
+// more than the exact one. Scaled by a power of two (64 to 1024) per output.
+Maker pairRounding(Shape shape, Shape dims);
 
 // ---- cases --------------------------------------------------------------------------------
 namespace detail {

@@ -31,7 +31,7 @@ KILN_INLINE_IN_CLONES void softmaxRow(const T* x, int64_t n, bool log, T* y) {
   }
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] - max;  // sub
   const T sum = finish<ReduceKind::Sum, T>(           // exp, sum
-      laneSum<ReduceAcc<T>>(n, [y](int64_t i) { return ReduceAcc<T>(kernels::exp(y[i])); }), n);
+      rowSum(y, n, [](T v) { return kernels::exp(v); }), n);
   const T logSum = kernels::log(sum);                       // log
   for (int64_t i = 0; i < n; ++i) y[i] = y[i] - logSum;     // sub
 }
@@ -109,9 +109,9 @@ void softmaxOf(const T* x, const Shape& shape, int64_t dim, bool log, T* y) {
 template <bool Weight, bool Bias, class T>
 KILN_INLINE_IN_CLONES void layerNormRow(const T* x, int64_t n, const T* weight, const T* bias, T eps, T* y) {
   const T mean = reduceRow<ReduceKind::Mean>(x, n);
-  const T variance = finish<ReduceKind::Mean, T>(laneSum<ReduceAcc<T>>(n, [x, mean](int64_t i) {
-    const T deviation = x[i] - mean;
-    return ReduceAcc<T>(T(deviation * deviation));
+  const T variance = finish<ReduceKind::Mean, T>(rowSum(x, n, [mean](T v) {
+    const T deviation = v - mean;
+    return T(deviation * deviation);
   }), n);
   const T rstd = T(1) / std::sqrt(T(variance + eps));  // the rsqrt kernel's formula
   for (int64_t i = 0; i < n; ++i) {

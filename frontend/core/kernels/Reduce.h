@@ -7,12 +7,24 @@
 //   increasing i, and the lanes combine by halving (lane k with lane k + kLanes/2, ...).
 //   The order depends on n only: never on threads, chunks or memory layout.
 // - A column (one element per row) folds its rows in order, in one accumulator.
+// - A float32 sum (and mean) pairs its elements first: in each block of 32 (elements
+//   32k .. 32k + 31), element 32k + l and element 32k + 16 + l, l < 16, are added in
+//   float32 (an element whose partner is past the end stands alone), and the pair sum goes
+//   to lane l in double, the lanes then combining by halving as above. The elements are
+//   counted in the order of the reduced dims, as a packed copy with them last holds them:
+//   a row's in a row, a column's down the column. Converting every element to double
+//   bounds a float32 sum on x86 (the conversion takes the pipes that add); pairs halve the
+//   conversions and read memory in order. A pair's rounding is at most 2^-24 of its
+//   magnitude and does not grow with n. The compiled reductions form the same pairs
+//   (passes/conversion/KilnToLinalg/Reduce.cpp), so the two differ only by double
+//   roundings.
 // Sums and products accumulate in double (int64 for integers) and round once at the end.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "frontend/core/kernels/Loops.h"
 #include "kiln/core/DType.h"
@@ -49,6 +61,25 @@ KILN_INLINE_IN_CLONES V step(V acc, V v) {
   else if constexpr (K == ReduceKind::Max) return ((v > acc) | (v != v)) ? v : acc;
   else if constexpr (K == ReduceKind::Min) return ((v < acc) | (v != v)) ? v : acc;
   else return acc + v;
+}
+
+// The lanes l[0..kLanes) combined by halving: (l0 op l8), (l1 op l9), ..., then halving
+// again. max/min: only without NaNs, so the combine can leave out the NaN test (with it,
+// the scalar halving compiled to a branch per step: a fifth of a 64-element row's
+// softmax).
+template <ReduceKind K, class V>
+KILN_INLINE_IN_CLONES V combineLanes(V* l) {
+  // Unrolled, the halving stays in registers; left a loop, GCC kept the lanes on the
+  // stack and read them back one by one (softmax of [16384,64]: 0.556 -> 0.498 ms).
+#pragma GCC unroll 4
+  for (int64_t width = kLanes / 2; width >= 1; width /= 2)
+#pragma GCC unroll 8
+    for (int64_t k = 0; k < width; ++k) {
+      if constexpr (K == ReduceKind::Max) l[k] = l[k + width] > l[k] ? l[k + width] : l[k];
+      else if constexpr (K == ReduceKind::Min) l[k] = l[k + width] < l[k] ? l[k + width] : l[k];
+      else l[k] = step<K == ReduceKind::Mean ? ReduceKind::Sum : K>(l[k], l[k + width]);
+    }
+  return l[0];
 }
 
 }  // namespace detail
@@ -91,23 +122,11 @@ class LaneFold {
     return any;
   }
 
-  // The lanes combined: (l0 op l8), (l1 op l9), ..., then halving again. max/min: only
-  // once sawNaN() is false, so the combine can leave out the NaN test (with it, the scalar
-  // halving compiled to a branch per step: a fifth of a 64-element row's softmax).
+  // The lanes combined (detail::combineLanes); max/min only once sawNaN() is false.
   KILN_INLINE_IN_CLONES V result() const {
     V l[kLanes];
     for (int64_t k = 0; k < kLanes; ++k) l[k] = lane_[k];
-    // Unrolled, the halving stays in registers; left a loop, GCC kept the lanes on the
-    // stack and read them back one by one (softmax of [16384,64]: 0.556 -> 0.498 ms).
-#pragma GCC unroll 4
-    for (int64_t width = kLanes / 2; width >= 1; width /= 2)
-#pragma GCC unroll 8
-      for (int64_t k = 0; k < width; ++k) {
-        if constexpr (K == ReduceKind::Max) l[k] = l[k + width] > l[k] ? l[k + width] : l[k];
-        else if constexpr (K == ReduceKind::Min) l[k] = l[k + width] < l[k] ? l[k + width] : l[k];
-        else l[k] = detail::step<kStep>(l[k], l[k + width]);
-      }
-    return l[0];
+    return detail::combineLanes<K>(l);
   }
 
  private:
@@ -128,14 +147,69 @@ KILN_INLINE_IN_CLONES Acc laneSum(int64_t n, Load&& load) {
   return fold.result();
 }
 
-// laneSum of the float32 row x[0..n) in double, bit for bit, out of line: on x86-64-v4 in
-// AVX-512 with the adds as fused multiply-adds by 1.0, which -ffp-contract=off keeps the
+// Whether a sum of kind K over T pairs its elements in T first (see the top of this file).
+template <ReduceKind K, class T>
+constexpr bool kSumsPairs = std::is_same_v<T, float> && (K == ReduceKind::Sum || K == ReduceKind::Mean);
+
+// The float32 sum in double of a sequence of float32 values given in pieces, in the pairs
+// of the top of this file: add(n, load) continues the sequence with load(0..n).
+class PairFold {
+ public:
+  static constexpr int64_t kBlock = 2 * kLanes;
+
+  template <class Load>
+  KILN_INLINE_IN_CLONES void add(int64_t n, Load&& load) {
+    int64_t i = 0;
+    if (pending_ > 0) {  // complete the block the last piece began
+      for (; i < n && pending_ < kBlock; ++i) block_[pending_++] = load(i);
+      if (pending_ < kBlock) return;
+      foldBlock([this](int64_t k) { return block_[k]; });
+      pending_ = 0;
+    }
+    for (; i + kBlock <= n; i += kBlock) foldBlock([&](int64_t k) { return load(i + k); });
+    for (; i < n; ++i) block_[pending_++] = load(i);
+  }
+
+  KILN_INLINE_IN_CLONES double result() const {
+    double l[kLanes];
+    for (int64_t k = 0; k < kLanes; ++k) l[k] = lane_[k];
+    // The last block's elements: those with a partner paired, the others alone.
+    for (int64_t k = 0; k < std::min(pending_, kLanes); ++k)
+      l[k] += k + kLanes < pending_ ? double(float(block_[k] + block_[k + kLanes])) : double(block_[k]);
+    return detail::combineLanes<ReduceKind::Sum>(l);
+  }
+
+ private:
+  template <class Load>
+  KILN_INLINE_IN_CLONES void foldBlock(Load&& load) {
+    for (int64_t k = 0; k < kLanes; ++k) lane_[k] += double(float(float(load(k)) + float(load(k + kLanes))));
+  }
+
+  double lane_[kLanes] = {};
+  float block_[kBlock];
+  int64_t pending_ = 0;
+};
+
+// PairFold's sum of the float32 row x[0..n), bit for bit, out of line: on x86-64-v4 in AVX-512
+// with the double adds as fused multiply-adds by 1.0, which -ffp-contract=off keeps the
 // vector clones from forming. The float-to-double conversion bounds this loop and takes
-// the pipes that add, so the adds move to the multiply pipes (Zen 4, one core, rows of
-// 1024 in cache: 4.0 elements per cycle against 3.0). For rows long enough to pay for the
-// call (reduceRow).
+// the pipes that add, so the adds move to the multiply pipes. For rows long enough to pay
+// for the call (reduceRow).
 double sumFloatRow(const float* x, int64_t n);
 inline constexpr int64_t kMinOutOfLineRow = 256;
+
+// The sum in the accumulator type of f(x[i]) over the row x[0..n), each f a T, in the order
+// of sum's rows (pairs for float32): for fused kernels that sum values they compute.
+template <class T, class F>
+KILN_INLINE_IN_CLONES ReduceAcc<T> rowSum(const T* x, int64_t n, F&& f) {
+  if constexpr (std::is_same_v<T, float>) {
+    PairFold fold;
+    fold.add(n, [&](int64_t i) { return float(f(x[i])); });
+    return fold.result();
+  } else {
+    return laneSum<ReduceAcc<T>>(n, [&](int64_t i) { return ReduceAcc<T>(OpMathType<T>(f(x[i]))); });
+  }
+}
 
 // The value a reduction of kind K stores for an accumulated `acc` over `n` elements.
 template <ReduceKind K, class T, class V>
@@ -152,32 +226,44 @@ T reduceNothing() {
   else return finish<K, T>(detail::identity<K, ReduceAcc<T>>(), 0);
 }
 
-// Reduces the segments of one output: forEachSegment(visit) calls visit(ptr, length) for
-// each contiguous segment in row order (one for a plain row). n is their total length, at
-// least 1 for max/min.
-template <ReduceKind K, class T, class Segments>
-KILN_INLINE_IN_CLONES T reduceSegments(Segments&& forEachSegment, int64_t n) {
+// Calls visit(p, len) for the runs that at(i) reaches over [0, n), in order (at as in
+// reduceSegments).
+template <class At, class Visit>
+KILN_INLINE_IN_CLONES void forEachRun(int64_t n, At&& at, Visit&& visit) {
+  for (int64_t i = 0; i < n;) {
+    const auto [p, len] = at(i);
+    const int64_t take = std::min<int64_t>(len, n - i);
+    visit(p, take);
+    i += take;
+  }
+}
+
+// Reduces the n elements of one output that at(i) reaches (at(i) is {p, len}: element i at
+// p[0] and the elements after it up to i + len - 1 at p[1..len); a plain row is
+// one run, rows in segments a run per segment), in the order of their index i. n >= 1 for
+// max/min.
+template <ReduceKind K, class T, class At>
+KILN_INLINE_IN_CLONES T reduceSegments(At&& at, int64_t n) {
   using M = OpMathType<T>;
   if constexpr (detail::kIsExtremum<K>) {
-    const T* start = nullptr;
-    forEachSegment([&](const T* x, int64_t len) {
-      if (!start && len > 0) start = x;
-    });
-    if (!start) return T();  // unreachable: max/min of nothing is rejected before
-    LaneFold<K, M> fold{M(*start)};
-    forEachSegment([&](const T* x, int64_t len) { fold.add(len, [x](int64_t i) { return M(x[i]); }); });
+    if (n < 1) return T();  // unreachable: max/min of nothing is rejected before
+    LaneFold<K, M> fold{M(*at(0).first)};
+    forEachRun(n, at, [&](const T* x, int64_t len) { fold.add(len, [x](int64_t i) { return M(x[i]); }); });
     if (!fold.sawNaN()) return T(fold.result());
     const T* nanAt = nullptr;
-    forEachSegment([&](const T* x, int64_t len) {
+    forEachRun(n, at, [&](const T* x, int64_t len) {
       for (int64_t i = 0; i < len && !nanAt; ++i)
         if (M(x[i]) != M(x[i])) nanAt = x + i;
     });
     return *nanAt;  // NaN propagates: the first one, payload and all
+  } else if constexpr (kSumsPairs<K, T>) {
+    PairFold fold;
+    forEachRun(n, at, [&](const T* x, int64_t len) { fold.add(len, [x](int64_t i) { return x[i]; }); });
+    return finish<K, T>(fold.result(), n);
   } else {
     using Acc = ReduceAcc<T>;
     LaneFold<K, Acc> fold;
-    forEachSegment(
-        [&](const T* x, int64_t len) { fold.add(len, [x](int64_t i) { return Acc(M(x[i])); }); });
+    forEachRun(n, at, [&](const T* x, int64_t len) { fold.add(len, [x](int64_t i) { return Acc(M(x[i])); }); });
     return finish<K, T>(fold.result(), n);
   }
 }
@@ -185,9 +271,9 @@ KILN_INLINE_IN_CLONES T reduceSegments(Segments&& forEachSegment, int64_t n) {
 // Reduces the row x[0..n) with kind K, as the reduction op does (n >= 1 for max/min).
 template <ReduceKind K, class T>
 KILN_INLINE_IN_CLONES T reduceRow(const T* x, int64_t n) {
-  if constexpr (std::is_same_v<T, float> && (K == ReduceKind::Sum || K == ReduceKind::Mean))
+  if constexpr (kSumsPairs<K, T>)
     if (n >= kMinOutOfLineRow) return finish<K, T>(sumFloatRow(x, n), n);
-  return reduceSegments<K, T>([&](auto&& visit) { visit(x, n); }, n);
+  return reduceSegments<K, T>([x, n](int64_t i) { return std::pair{x + i, n - i}; }, n);
 }
 
 // Scratch a column reduction of kind K accumulates in, one per column.
@@ -213,8 +299,20 @@ KILN_INLINE_IN_CLONES void reduceColumnsWith(int64_t rows, int64_t width, Load&&
     using Acc = ReduceAcc<T>;
     constexpr ReduceKind kStep = K == ReduceKind::Mean ? ReduceKind::Sum : K;
     for (int64_t j = 0; j < width; ++j) acc[j] = detail::identity<kStep, Acc>();
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < width; ++j) acc[j] = detail::step<kStep>(acc[j], Acc(M(load(r, j))));
+    if constexpr (kSumsPairs<K, T>) {  // row 32k + l with row 32k + 16 + l, if there is one
+      for (int64_t r0 = 0; r0 < rows; r0 += PairFold::kBlock)
+        for (int64_t r = r0; r < std::min(r0 + kLanes, rows); ++r) {
+          if (r + kLanes < rows) {
+            for (int64_t j = 0; j < width; ++j)
+              acc[j] += double(float(float(load(r, j)) + float(load(r + kLanes, j))));
+          } else {
+            for (int64_t j = 0; j < width; ++j) acc[j] += double(float(load(r, j)));
+          }
+        }
+    } else {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < width; ++j) acc[j] = detail::step<kStep>(acc[j], Acc(M(load(r, j))));
+    }
     for (int64_t j = 0; j < width; ++j) out[j] = finish<K, T>(acc[j], rows);
   }
 }

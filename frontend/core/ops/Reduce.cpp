@@ -108,28 +108,24 @@ struct SegmentedRows {
 template <ReduceKind K, class T>
 KILN_VECTOR_CLONES void reduceSegmentedChunk(const T* x, const SegmentedRows& l, int64_t begin,
                                              int64_t end, T* out) {
-  std::vector<int64_t> index(l.redSize.size());
   for (int64_t o = begin; o < end; ++o) {
     int64_t base = 0;
     for (size_t k = 0, rest = size_t(o); k < l.keptSize.size(); ++k) {
       base += int64_t(rest % size_t(l.keptSize[k])) * l.keptStride[k];
       rest /= size_t(l.keptSize[k]);
     }
-    // An odometer over the reduced runs, innermost (last) first.
-    auto forEachSegment = [&](auto&& visit) {
-      std::fill(index.begin(), index.end(), 0);
+    // Element i of the output: segment i / segment, its index over the reduced runs with
+    // the innermost (first) fastest.
+    auto at = [&](int64_t i) {
       int64_t offset = base;
-      for (int64_t s = 0; s < l.perOutput / l.segment; ++s) {
-        visit(x + offset, l.segment);
-        for (size_t k = 0; k < index.size(); ++k) {
-          offset += l.redStride[k];
-          if (++index[k] < l.redSize[k]) break;
-          offset -= l.redStride[k] * l.redSize[k];
-          index[k] = 0;
-        }
+      for (size_t k = 0, s = size_t(i / l.segment); k < l.redSize.size(); ++k) {
+        offset += int64_t(s % size_t(l.redSize[k])) * l.redStride[k];
+        s /= size_t(l.redSize[k]);
       }
+      const int64_t within = i % l.segment;
+      return std::pair{x + offset + within, l.segment - within};
     };
-    out[o] = kernels::reduceSegments<K, T>(forEachSegment, l.perOutput);
+    out[o] = kernels::reduceSegments<K, T>(at, l.perOutput);
   }
 }
 

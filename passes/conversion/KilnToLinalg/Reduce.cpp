@@ -1,5 +1,7 @@
 // kiln→linalg for kiln.reduce: linalg.fill of the kind's neutral element, a
 // linalg.generic with reduction iterators, then rounding (and mean's division).
+// A float32 sum or mean forms the eager kernels' pairs first (see
+// accumulatePairs).
 #include "dialect/KilnOps.h"
 #include "passes/Passes.h"
 #include "passes/conversion/KilnToLinalg/Patterns.h"
@@ -85,6 +87,268 @@ Value combine(OpBuilder &b, Location loc, ReduceKind kind, Value acc, Value v) {
              : arith::MinimumFOp::create(b, loc, acc, v).getResult();
 }
 
+// Elements per block of the float32 pairs, and the distance between the two
+// elements of a pair (frontend/core/kernels/Reduce.h: PairFold).
+constexpr int64_t kPairBlock = 32, kPairDistance = 16;
+
+// The dims of the shape `accumulate` writes: for each dim of the reduction's
+// input, a unit loop (with keep_dims) where reduced, else the loop of that kept
+// dim. `keptLoops` are the kept dims' loops in order.
+SmallVector<AffineExpr> resultExprs(OpBuilder &b, int64_t rank,
+                                    ArrayRef<int64_t> dims, bool keep,
+                                    ArrayRef<int64_t> keptLoops) {
+  SmallVector<AffineExpr> exprs;
+  int64_t unit = 0, kept = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (llvm::is_contained(dims, d)) {
+      if (keep)
+        exprs.push_back(b.getAffineDimExpr(unit++));
+      continue;
+    }
+    exprs.push_back(b.getAffineDimExpr(keptLoops[kept++]));
+  }
+  return exprs;
+}
+
+// acc combined with every element of `input` (converted to acc's element type)
+// by `kind`, over the dims of `input` marked in `reduced`. acc has the result
+// shape of a reduction over `dims` of an input of rank `inputRank`, whose kept
+// dims are, in order, the unmarked dims of `input`. Loops: with keep_dims first
+// one of extent 1 per reduced dim (the result's size-1 dims), then one per dim
+// of `input`. The result is written in its own shape, so no reshape stands
+// between the reduction and its users, which kiln-tile-rows needs to fuse the
+// reduction into their row loop.
+Value accumulateAll(OpBuilder &b, Location loc, ReduceKind kind, Value input,
+                    ArrayRef<bool> reduced, int64_t inputRank,
+                    ArrayRef<int64_t> dims, bool keep, Value acc) {
+  const int64_t rank = reduced.size();
+  const int64_t units = keep ? int64_t(dims.size()) : 0;
+  SmallVector<utils::IteratorType> iterators(units,
+                                             utils::IteratorType::parallel);
+  SmallVector<int64_t> keptLoops;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!reduced[d])
+      keptLoops.push_back(iterators.size());
+    iterators.push_back(reduced[d] ? utils::IteratorType::reduction
+                                   : utils::IteratorType::parallel);
+  }
+  MLIRContext *context = b.getContext();
+  SmallVector<AffineMap> maps = {
+      AffineMap::getMultiDimIdentityMap(rank, context).shiftDims(units),
+      AffineMap::get(units + rank, 0,
+                     resultExprs(b, inputRank, dims, keep, keptLoops),
+                     context)};
+  Type accType = cast<RankedTensorType>(acc.getType()).getElementType();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{acc.getType()}, input, acc, maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value v = convertScalar(nb, nloc, args[0], accType);
+               linalg::YieldOp::create(nb, nloc,
+                                       combine(nb, nloc, kind, args[1], v));
+             })
+      .getResult(0);
+}
+
+// x, reshaped where needed so that the blocks of pairs lie along one of its
+// dims, `pairDim`: the last reduced dim when its size is a multiple of the block
+// (no reshape), else the run of reduced dims it ends collapsed into one when
+// that run's size is, else all reduced dims collapsed into one (moved last
+// first, a copy, unless they already are one run). `reduced` marks the reduced
+// dims of the result. The kept dims keep their order.
+struct PairLayout {
+  Value x;
+  SmallVector<bool> reduced;
+  int64_t pairDim;
+};
+
+PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
+                      ArrayRef<int64_t> dims) {
+  auto type = cast<RankedTensorType>(x.getType());
+  const int64_t rank = type.getRank();
+  SmallVector<bool> reduced(rank, false);
+  for (int64_t d : dims)
+    reduced[d] = true;
+  int64_t last = dims.back();
+  if (type.getDimSize(last) % kPairBlock == 0)
+    return {x, reduced, last};
+  int64_t first = last, run = type.getDimSize(last);
+  while (first > 0 && reduced[first - 1])
+    run *= type.getDimSize(--first);
+  if (run % kPairBlock != 0 && first != dims.front()) {
+    SmallVector<int64_t> perm, shape;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!reduced[d])
+        perm.push_back(d);
+    llvm::append_range(perm, dims);
+    for (int64_t d : perm)
+      shape.push_back(type.getDimSize(d));
+    Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    x = linalg::TransposeOp::create(b, loc, x, init, perm)->getResult(0);
+    for (int64_t d = 0; d < rank; ++d)
+      reduced[d] = d >= rank - int64_t(dims.size());
+    first = rank - int64_t(dims.size());
+    last = rank - 1;
+  }
+  if (first < last) {
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d <= first || d > last)
+        groups.push_back({d});
+      else
+        groups.back().push_back(d);
+    }
+    x = tensor::CollapseShapeOp::create(b, loc, x, groups);
+    reduced.erase(reduced.begin() + first + 1, reduced.begin() + last + 1);
+  }
+  return {x, reduced, first};
+}
+
+// Sums float32 `x` over `dims` into the f64 `acc` (of the reduction's result
+// shape) as the eager kernels pair it: in each block of 32 elements, counted in
+// the order of the reduced dims, element 32k + l and element 32k + 16 + l
+// (l < 16) are added in f32 and the pair sum in f64; an element whose partner
+// is past the end is added alone. The f64 adds may be reassociated (see
+// combine), so the result differs from the eager one by f64 roundings only.
+//
+// When the pair dim is innermost (rows): one generic adds x[i] + x[i + 16]
+// wherever i % 32 < 16 (see below), then one the elements alone. Otherwise
+// (columns: kept dims inside the pair dim, along which LLVM vectorizes): one
+// generic over loops (k, l) for the whole blocks, one for the last, partial
+// block's pairs and one for its elements alone. The indices 32k + l are not
+// loops, so a `window` operand, never read, gives k and l their extents, as
+// linalg's pooling ops do.
+Value accumulatePairs(OpBuilder &b, Location loc, Value x,
+                      ArrayRef<int64_t> dims, bool keep, Value acc) {
+  const int64_t inputRank = cast<RankedTensorType>(x.getType()).getRank();
+  PairLayout layout = pairLayout(b, loc, x, dims);
+  const int64_t rank = layout.reduced.size();
+  const int64_t size =
+      cast<RankedTensorType>(layout.x.getType()).getDimSize(layout.pairDim);
+  const int64_t units = keep ? int64_t(dims.size()) : 0;
+  auto accTensor = cast<RankedTensorType>(acc.getType());
+  Type accType = accTensor.getElementType();
+  MLIRContext *context = b.getContext();
+  const bool rows = layout.pairDim == rank - 1;
+
+  // Adds elements offset + 32k + l, k < blocks and l < lanes, each with its
+  // partner 16 on when `paired`, into `into`. Loops: the unit loops, then one
+  // per dim of layout.x, two (k, l) for the pair dim, so the dims inside the
+  // pair dim (a column's) stay innermost.
+  auto accumulate = [&](Value into, int64_t offset, int64_t blocks,
+                        int64_t lanes, bool paired) -> Value {
+    SmallVector<utils::IteratorType> iterators(units,
+                                               utils::IteratorType::parallel);
+    SmallVector<AffineExpr> first, second;
+    SmallVector<int64_t> keptLoops;
+    AffineExpr block, lane;
+    for (int64_t d = 0; d < rank; ++d) {
+      AffineExpr loop = b.getAffineDimExpr(iterators.size());
+      if (d == layout.pairDim) {
+        block = loop;
+        lane = b.getAffineDimExpr(iterators.size() + 1);
+        first.push_back(block * kPairBlock + lane + offset);
+        second.push_back(block * kPairBlock + lane + offset + kPairDistance);
+        iterators.append(2, utils::IteratorType::reduction);
+        continue;
+      }
+      first.push_back(loop);
+      second.push_back(loop);
+      if (!layout.reduced[d])
+        keptLoops.push_back(iterators.size());
+      iterators.push_back(layout.reduced[d] ? utils::IteratorType::reduction
+                                            : utils::IteratorType::parallel);
+    }
+    const int64_t loops = iterators.size();
+    SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, first, context)};
+    SmallVector<Value> inputs = {layout.x};
+    if (paired) {
+      maps.push_back(AffineMap::get(loops, 0, second, context));
+      inputs.push_back(layout.x);
+    }
+    inputs.push_back(
+        tensor::EmptyOp::create(b, loc, {blocks, lanes}, b.getIntegerType(8)));
+    maps.push_back(AffineMap::get(loops, 0, {block, lane}, context));
+    maps.push_back(AffineMap::get(
+        loops, 0, resultExprs(b, inputRank, dims, keep, keptLoops), context));
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{into.getType()}, inputs, into, maps,
+               iterators,
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 Value v = args[0];
+                 if (paired)  // in f32, as the eager kernels: no fast-math
+                   v = arith::AddFOp::create(nb, nloc, v, args[1]);
+                 v = convertScalar(nb, nloc, v, accType);
+                 linalg::YieldOp::create(
+                     nb, nloc,
+                     combine(nb, nloc, ReduceKind::sum, args.back(), v));
+               })
+        .getResult(0);
+  };
+
+  const int64_t blocks = size / kPairBlock, rest = size % kPairBlock;
+  if (rows) {
+    // Along a row, x[i] + x[i + 16] for every i < size - 16, from two slices of
+    // x, kept where i % 32 < 16: a plain loop over i that LLVM vectorizes with
+    // contiguous loads. (Loops over k and l read x 32 apart along k, which
+    // LLVM, having unrolled the 16 l's, vectorized with gathers.) The elements
+    // without a partner are added below.
+    auto xType = cast<RankedTensorType>(layout.x.getType());
+    SmallVector<int64_t> shape(xType.getShape());
+    shape.back() = size - kPairDistance;
+    auto sliceFrom = [&](int64_t start) -> Value {
+      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+          strides(rank, b.getIndexAttr(1));
+      offsets.back() = b.getIndexAttr(start);
+      return tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get(shape, xType.getElementType()),
+          layout.x, offsets, getAsIndexOpFoldResult(context, shape), strides);
+    };
+    SmallVector<utils::IteratorType> iterators(units,
+                                               utils::IteratorType::parallel);
+    SmallVector<int64_t> keptLoops;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (!layout.reduced[d])
+        keptLoops.push_back(iterators.size());
+      iterators.push_back(layout.reduced[d] ? utils::IteratorType::reduction
+                                            : utils::IteratorType::parallel);
+    }
+    AffineMap in = AffineMap::getMultiDimIdentityMap(rank, context).shiftDims(units);
+    SmallVector<AffineMap> maps = {
+        in, in,
+        AffineMap::get(units + rank, 0,
+                       resultExprs(b, inputRank, dims, keep, keptLoops), context)};
+    acc = linalg::GenericOp::create(
+              b, loc, TypeRange{accTensor}, ValueRange{sliceFrom(0), sliceFrom(kPairDistance)},
+              acc, maps, iterators,
+              [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                Value i = linalg::IndexOp::create(nb, nloc, units + rank - 1);
+                Value half = arith::AndIOp::create(
+                    nb, nloc, i, arith::ConstantIndexOp::create(nb, nloc, kPairDistance));
+                Value first = arith::CmpIOp::create(
+                    nb, nloc, arith::CmpIPredicate::eq, half,
+                    arith::ConstantIndexOp::create(nb, nloc, 0));
+                // in f32, as the eager kernels: no fast-math
+                Value pair = arith::AddFOp::create(nb, nloc, args[0], args[1]);
+                Value v = arith::SelectOp::create(
+                    nb, nloc, first, convertScalar(nb, nloc, pair, accType),
+                    arith::ConstantOp::create(nb, nloc, nb.getFloatAttr(accType, 0.0)));
+                linalg::YieldOp::create(
+                    nb, nloc, combine(nb, nloc, ReduceKind::sum, args[2], v));
+              })
+              .getResult(0);
+  } else if (blocks > 0) {
+    acc = accumulate(acc, 0, blocks, kPairDistance, /*paired=*/true);
+  }
+  const int64_t tail = blocks * kPairBlock;
+  if (rest > kPairDistance && !rows)
+    acc = accumulate(acc, tail, 1, rest - kPairDistance, /*paired=*/true);
+  const int64_t alone = std::max<int64_t>(rest - kPairDistance, 0);
+  if (rest > 0)
+    acc = accumulate(acc, tail + alone, 1, std::min(rest, kPairDistance) - alone,
+                     /*paired=*/false);
+  return acc;
+}
+
 struct ReduceToGeneric : OpConversionPattern<ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -101,53 +365,31 @@ struct ReduceToGeneric : OpConversionPattern<ReduceOp> {
     ArrayRef<int64_t> dims = op.getDims();
     Type accType = accumulatorTypeOf(kind, element);
 
-    // Loops: with keep_dims first one of extent 1 per reduced dim (the result's
-    // size-1 dims), then one per dim of `x`. The result is written in its own
-    // shape, so no reshape stands between the reduction and its users, which
-    // kiln-tile-rows needs to fuse the reduction into their row loop.
     const bool keep = op.getKeepDims();
-    const int64_t rank = xType.getRank();
-    const int64_t extra = keep ? int64_t(dims.size()) : 0;
     SmallVector<int64_t> keptShape;
-    SmallVector<AffineExpr> resultDims;
-    SmallVector<utils::IteratorType> iterators(extra,
-                                               utils::IteratorType::parallel);
-    int64_t count = 1, unit = 0;
-    for (int64_t d = 0; d < rank; ++d) {
-      AffineExpr loop = rewriter.getAffineDimExpr(extra + d);
-      if (llvm::is_contained(dims, d)) {
-        iterators.push_back(utils::IteratorType::reduction);
+    SmallVector<bool> reduced;
+    int64_t count = 1;
+    for (int64_t d = 0; d < xType.getRank(); ++d) {
+      reduced.push_back(llvm::is_contained(dims, d));
+      if (reduced.back())
         count *= xType.getDimSize(d);
-        if (keep) {
-          keptShape.push_back(1);
-          resultDims.push_back(rewriter.getAffineDimExpr(unit++));
-        }
-        continue;
-      }
-      iterators.push_back(utils::IteratorType::parallel);
-      keptShape.push_back(xType.getDimSize(d));
-      resultDims.push_back(loop);
+      if (!reduced.back() || keep)
+        keptShape.push_back(reduced.back() ? 1 : xType.getDimSize(d));
     }
-
-    auto accTensor = RankedTensorType::get(keptShape, accType);
     Value init = tensor::EmptyOp::create(rewriter, loc, keptShape, accType);
     Value neutral = arith::ConstantOp::create(
         rewriter, loc, neutralOf(rewriter, kind, accType));
     Value filled =
         linalg::FillOp::create(rewriter, loc, neutral, init).getResult(0);
-    SmallVector<AffineMap> maps = {
-        AffineMap::getMultiDimIdentityMap(rank, getContext())
-            .shiftDims(extra),
-        AffineMap::get(extra + rank, 0, resultDims, getContext())};
+    // Pairs only where some element has a partner (more than 16 elements).
+    const bool pairs =
+        element.isF32() &&
+        (kind == ReduceKind::sum || kind == ReduceKind::mean) &&
+        count > kPairDistance;
     Value result =
-        linalg::GenericOp::create(
-            rewriter, loc, TypeRange{accTensor}, x, filled, maps, iterators,
-            [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
-              Value v = convertScalar(b, nestedLoc, args[0], accType);
-              linalg::YieldOp::create(b, nestedLoc,
-                                      combine(b, nestedLoc, kind, args[1], v));
-            })
-            .getResult(0);
+        pairs ? accumulatePairs(rewriter, loc, x, dims, keep, filled)
+              : accumulateAll(rewriter, loc, kind, x, reduced,
+                              xType.getRank(), dims, keep, filled);
 
     // The mean divides in the accumulator type; then one rounding.
     if (kind == ReduceKind::mean || accType != element) {

@@ -112,3 +112,80 @@ func.func @in_fusion(%x: tensor<4x3xf64>) -> tensor<4xf64> {
   }
   return %f : tensor<4xf64>
 }
+
+// -----
+
+// A float32 sum of more than 16 elements pairs them as the eager kernels do: in each
+// block of 32, element 32k + l with element 32k + 16 + l (l < 16), added in f32 before
+// the f64 accumulator. Along a row: x[i] + x[i + 16] from two slices of the row, kept
+// where i % 32 < 16 (a loop LLVM vectorizes with contiguous loads); then, with a window
+// operand that is never read giving the loops their extents, the last block's elements
+// without a partner: 601 = 18 blocks + 25, so elements 585..591.
+// CHECK-DAG:   #[[ROW:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG:   #[[OUT:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG:   #[[ALONE:.*]] = affine_map<(d0, d1, d2) -> (d0, d1 * 32 + d2 + 585)>
+// CHECK-DAG:   #[[WINDOW:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-LABEL: func.func @sum_pairs_f32(
+// CHECK-SAME:    %[[X:.*]]: tensor<4x601xf32>)
+// CHECK:         %[[FILL:.*]] = linalg.fill {{.*}} -> tensor<4xf64>
+// CHECK:         %[[A:.*]] = tensor.extract_slice %[[X]][0, 0] [4, 585] [1, 1]
+// CHECK:         %[[B:.*]] = tensor.extract_slice %[[X]][0, 16] [4, 585] [1, 1]
+// CHECK:         %[[PAIRS:.*]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ROW]], #[[OUT]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[A]], %[[B]] : tensor<4x585xf32>, tensor<4x585xf32>) outs(%[[FILL]] : tensor<4xf64>)
+// CHECK:         ^bb0(%[[IA:.*]]: f32, %[[IB:.*]]: f32, %[[ACC:.*]]: f64):
+// CHECK:           %[[I:.*]] = linalg.index 1 : index
+// CHECK:           %[[H:.*]] = arith.andi %[[I]], %{{.*}} : index
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[H]], %{{.*}} : index
+// CHECK:           %[[P:.*]] = arith.addf %[[IA]], %[[IB]] : f32
+// CHECK:           %[[PW:.*]] = arith.extf %[[P]] : f32 to f64
+// CHECK:           %[[V:.*]] = arith.select %[[FIRST]], %[[PW]], %{{.*}} : f64
+// CHECK:           arith.addf %[[ACC]], %[[V]] fastmath<reassoc> : f64
+// CHECK:         %[[W:.*]] = tensor.empty() : tensor<1x7xi8>
+// CHECK:         %[[REST:.*]] = linalg.generic {indexing_maps = [#[[ALONE]], #[[WINDOW]], #{{.*}}]
+// CHECK-SAME:      ins(%[[X]], %[[W]] : tensor<4x601xf32>, tensor<1x7xi8>) outs(%[[PAIRS]] : tensor<4xf64>)
+// CHECK:           arith.extf %{{.*}} : f32 to f64
+// CHECK:         linalg.generic {{.*}} ins(%[[REST]] : tensor<4xf64>)
+// CHECK:           arith.truncf
+func.func @sum_pairs_f32(%x: tensor<4x601xf32>) -> tensor<4xf32> {
+  %0 = kiln.reduce sum %x, dims = [1] : tensor<4x601xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Column pairs with keep_dims: rows 32k + l and 32k + 16 + l; 37 rows leave 5 alone.
+// CHECK-DAG:   #[[CF:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 32 + d2, d3)>
+// CHECK-DAG:   #[[CS:.*]] = affine_map<(d0, d1, d2, d3) -> (d1 * 32 + d2 + 16, d3)>
+// CHECK-DAG:   #[[CO:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-LABEL: func.func @mean_pairs_columns(
+// CHECK:         linalg.generic {indexing_maps = [#[[CF]], #[[CS]], #{{.*}}, #[[CO]]], iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
+// CHECK-SAME:      tensor<1x16xi8>) outs(%{{.*}} : tensor<1x5xf64>)
+// CHECK:         linalg.generic {{.*}} tensor<1x5xi8>) outs(%{{.*}} : tensor<1x5xf64>)
+// CHECK:           arith.constant 3.700000e+01 : f64
+func.func @mean_pairs_columns(%x: tensor<37x5xf32>) -> tensor<1x5xf32> {
+  %0 = kiln.reduce mean %x, dims = [0] keep_dims : tensor<37x5xf32>
+  return %0 : tensor<1x5xf32>
+}
+
+// -----
+
+// Pairs are counted over the reduced dims together. batch_norm's [N, C, H, W] over
+// 0, 2, 3 with H * W a multiple of 32: H and W collapse into one dim, which the blocks
+// tile (no copy). With 7 x 7 they cannot: the reduced dims move last first (a
+// transpose) and collapse into one run of 196 (6 blocks and 4 alone).
+// CHECK-LABEL: func.func @sum_pairs_bn(
+// CHECK:         %[[HW:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<4x3x8x8xf32> into tensor<4x3x64xf32>
+// CHECK:         tensor.extract_slice %[[HW]][0, 0, 0] [4, 3, 48] [1, 1, 1]
+// CHECK:         tensor.extract_slice %[[HW]][0, 0, 16] [4, 3, 48] [1, 1, 1]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction"]}
+// CHECK-NOT:     linalg.transpose
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<4x3x7x7xf32>) outs(%{{.*}} : tensor<3x4x7x7xf32>) permutation = [1, 0, 2, 3]
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1, 2, 3]] : tensor<3x4x7x7xf32> into tensor<3x196xf32>
+// CHECK:         tensor.extract_slice %[[FLAT]][0, 0] [3, 180] [1, 1]
+// CHECK:         tensor.extract_slice %[[FLAT]][0, 16] [3, 180] [1, 1]
+// CHECK:         linalg.generic {{.*}} ins(%[[FLAT]], %{{.*}} : tensor<3x196xf32>, tensor<1x4xi8>)
+func.func @sum_pairs_bn(%x: tensor<4x3x8x8xf32>, %y: tensor<4x3x7x7xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %0 = kiln.reduce sum %x, dims = [0, 2, 3] : tensor<4x3x8x8xf32>
+  %1 = kiln.reduce sum %y, dims = [0, 2, 3] : tensor<4x3x7x7xf32>
+  return %0, %1 : tensor<3xf32>, tensor<3xf32>
+}

@@ -313,15 +313,75 @@ TEST(ReduceTest, EveryLoopSumsAccurately) {
   }
 }
 
-// float32 sums accumulate in double: 1e8 + 1000 ones - 1e8 is exact, in rows and columns.
+// float32 pair sums accumulate in double: the pairs (0, 16) and (1, 17) of 1e8 and -1e8
+// sum to 2e8 and -2e8 exactly, and the pairs of ones to 2 each; in double nothing of the
+// 998 is lost beside 2e8 (in float32 it all would be), in rows and columns.
 TEST(ReduceTest, Float32SumsAccumulateInDouble) {
   std::vector<float> v(1002, 1.0f);
-  v.front() = 1e8f;
-  v.back() = -1e8f;
+  v[0] = v[16] = 1e8f;
+  v[1] = v[17] = -1e8f;
   Tensor row = tensor(v, Shape{1, 1002});
-  EXPECT_EQ(sum(row, {1}).item<float>(), 1000.0f);
-  EXPECT_EQ(sum(row.t().contiguous(), {0}).item<float>(), 1000.0f);
-  EXPECT_EQ(mean(row).item<float>(), 1000.0f / 1002.0f);
+  EXPECT_EQ(sum(row, {1}).item<float>(), 998.0f);
+  EXPECT_EQ(sum(row.t().contiguous(), {0}).item<float>(), 998.0f);
+  EXPECT_EQ(mean(row).item<float>(), float(998.0 / 1002.0));
+}
+
+// A float32 sum adds element 32k + l and element 32k + 16 + l (l < 16) in float32 first,
+// then the pair sums and the elements without a partner in double: every loop, counting
+// the elements in the order of the reduced dims. The values make each pair's rounding
+// show: a pair is s (1 + 3 * 2^-25), rounding to s (1 + 2^-23), in even blocks and -s in
+// odd ones, with s a power of two per output; the sums then add exactly in double. Any
+// other pairing, or none, gives another result.
+TEST(ReduceTest, Float32SumsPairElementsSixteenApartInBlocksOf32) {
+  struct Case {
+    Shape shape, dims;
+  };
+  for (const Case& c : std::vector<Case>{{{3, 10}, {1}},           // one partial block
+                                         {{2, 601}, {1}},          // the out-of-line row, tail 25
+                                         {{2, 1024}, {1}},
+                                         {{3, 70}, {1}},           // tail 6
+                                         {{4, 3, 50}, {0, 2}},     // rows in segments
+                                         {{5, 3, 7}, {0, 2}},      // blocks across segments
+                                         {{37, 20}, {0}},          // columns, tail 5
+                                         {{2, 60, 300}, {1}},      // columns in blocks, tail 28
+                                         {{3, 4, 5, 6}, {0, 2}},   // packed first
+                                         {{7}, {0}}}) {
+    SCOPED_TRACE(::testing::PrintToString(c.shape) + " over " + ::testing::PrintToString(c.dims));
+    // The values in packed order: kept dims, then the reduced dims, in order.
+    Shape perm, packedShape;
+    for (int64_t d = 0; d < int64_t(c.shape.size()); ++d)
+      if (std::find(c.dims.begin(), c.dims.end(), d) == c.dims.end()) perm.push_back(d);
+    perm.insert(perm.end(), c.dims.begin(), c.dims.end());
+    for (int64_t d : perm) packedShape.push_back(c.shape[size_t(d)]);
+    int64_t n = 1;
+    for (int64_t d : c.dims) n *= c.shape[size_t(d)];
+    const int64_t total = numel(c.shape), outputs = total / n;
+    std::vector<float> packed(static_cast<size_t>(total));
+    std::vector<double> expected(static_cast<size_t>(outputs));
+    for (int64_t o = 0; o < outputs; ++o) {
+      const float scale = std::ldexp(1.0f, int(o % 5) - 2);
+      float* v = packed.data() + o * n;
+      double exact = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (i % 32 >= 16) continue;  // set with its partner
+        const bool up = (i / 16) % 4 == 0, partner = i + 16 < n;
+        v[i] = (up ? 1.0f : -1.0f) * scale;
+        if (partner) v[i + 16] = (up ? 0x3p-25f : 0.0f) * scale;
+        exact += double(v[i]) * (up && partner ? 1 + 0x1p-23 : 1.0);
+      }
+      expected[size_t(o)] = exact;  // exact: the sum rounds once, to float32
+    }
+    Shape inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) inverse[size_t(perm[i])] = int64_t(i);
+    Tensor x = tensor(packed, packedShape).permute(inverse).contiguous();
+    ASSERT_EQ(x.sizes(), c.shape);
+    std::vector<double> got = valuesAsDouble(sum(x, c.dims));
+    std::vector<double> gotMean = valuesAsDouble(mean(x, c.dims));
+    for (int64_t o = 0; o < outputs; ++o) {
+      EXPECT_EQ(float(got[size_t(o)]), float(expected[size_t(o)])) << "output " << o;
+      EXPECT_EQ(float(gotMean[size_t(o)]), float(expected[size_t(o)] / double(n))) << "output " << o;
+    }
+  }
 }
 
 // Values of every sign and of magnitudes 2^-20..2^20, so that every rounding shows.
@@ -340,7 +400,10 @@ std::vector<float> wideValues(size_t n, uint32_t seed) {
 // mean take it for long rows.
 TEST(ReduceTest, TheOutOfLineRowSumGivesTheInlineBits) {
   auto inlineSum = [](const std::vector<float>& v) {
-    return kernels::laneSum<double>(int64_t(v.size()), [&](int64_t i) { return double(v[size_t(i)]); });
+    const int64_t n = int64_t(v.size());
+    kernels::PairFold fold;
+    fold.add(n, [&](int64_t i) { return v[size_t(i)]; });
+    return fold.result();
   };
   auto bits = [](double d) { return std::bit_cast<uint64_t>(d); };
   for (int64_t n = kernels::kMinOutOfLineRow; n < kernels::kMinOutOfLineRow + 40; ++n) {
