@@ -136,7 +136,9 @@ std::vector<TensorMeta> addmmShape(const OpDef& op, std::span<const TensorMeta> 
   if (a.size() != 2 || b.size() != 2)
     throw ShapeError::make(loc, op.name, "expects 2-d operands, got shapes ", a, " and ", b);
   std::vector<TensorMeta> out = matmulShape(op, in.first(2), attrs, loc);
-  if (bias.size() != 1 || bias[0] != out[0].shape[1])
+  if (bias.size() != 1)
+    throw ShapeError::make(loc, op.name, "expects a 1-d bias (one value per column), got shape ", bias);
+  if (bias[0] != out[0].shape[1])
     throw ShapeError::make(loc, op.name, "bias of shape ", bias, " does not fit a product of shape ",
                            out[0].shape, " (it needs shape [", out[0].shape[1], "])");
   if (in[2].dtype != in[0].dtype || !isFloatingPoint(in[0].dtype))
@@ -205,11 +207,6 @@ Tensor matmulSameRank(const Tensor& a, const Tensor& b, const SourceLoc& loc) {
 }  // namespace
 
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b, const SourceLoc& loc) {
-  if (a.dim() != 2 || b.dim() != 2)
-    throw ShapeError::make(loc, "addmm", "expects 2-d operands, got shapes ", a.sizes(), " and ", b.sizes());
-  if (bias.dim() != 1)
-    throw ShapeError::make(loc, "addmm", "expects a 1-d bias (one value per column), got shape ",
-                           bias.sizes());
   const DType dtype = promoteTypes(promoteTypes(a.dtype(), b.dtype()), bias.dtype());
   return dispatch1(ops::kAddmm, {convert(a, dtype, loc), convert(b, dtype, loc), convert(bias, dtype, loc)},
                    {{"transpose_a", false}, {"transpose_b", false}, {"relu", false}}, loc);

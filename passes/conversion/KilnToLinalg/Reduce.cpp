@@ -110,17 +110,18 @@ SmallVector<AffineExpr> resultExprs(OpBuilder &b, int64_t rank,
   return exprs;
 }
 
-// acc combined with every element of `input` (converted to acc's element type)
-// by `kind`, over the dims of `input` marked in `reduced`. acc has the result
-// shape of a reduction over `dims` of an input of rank `inputRank`, whose kept
-// dims are, in order, the unmarked dims of `input`. Loops: with keep_dims first
+// acc combined by `kind` with element(inputs' elements), over the dims of the
+// inputs (all of one shape, read in loop order) marked in `reduced`. acc has
+// the result shape of a reduction over `dims` of an input of rank `inputRank`,
+// whose kept dims are, in order, the unmarked dims. Loops: with keep_dims first
 // one of extent 1 per reduced dim (the result's size-1 dims), then one per dim
-// of `input`. The result is written in its own shape, so no reshape stands
+// of the inputs. The result is written in its own shape, so no reshape stands
 // between the reduction and its users, which kiln-tile-rows needs to fuse the
 // reduction into their row loop.
-Value accumulateAll(OpBuilder &b, Location loc, ReduceKind kind, Value input,
-                    ArrayRef<bool> reduced, int64_t inputRank,
-                    ArrayRef<int64_t> dims, bool keep, Value acc) {
+Value accumulateAll(OpBuilder &b, Location loc, ReduceKind kind,
+                    ValueRange inputs, ArrayRef<bool> reduced,
+                    int64_t inputRank, ArrayRef<int64_t> dims, bool keep,
+                    Value acc, ScalarBuilder element) {
   const int64_t rank = reduced.size();
   const int64_t units = keep ? int64_t(dims.size()) : 0;
   SmallVector<utils::IteratorType> iterators(units,
@@ -133,18 +134,18 @@ Value accumulateAll(OpBuilder &b, Location loc, ReduceKind kind, Value input,
                                    : utils::IteratorType::parallel);
   }
   MLIRContext *context = b.getContext();
-  SmallVector<AffineMap> maps = {
-      AffineMap::getMultiDimIdentityMap(rank, context).shiftDims(units),
-      AffineMap::get(units + rank, 0,
-                     resultExprs(b, inputRank, dims, keep, keptLoops),
-                     context)};
-  Type accType = cast<RankedTensorType>(acc.getType()).getElementType();
+  SmallVector<AffineMap> maps(
+      inputs.size(),
+      AffineMap::getMultiDimIdentityMap(rank, context).shiftDims(units));
+  maps.push_back(AffineMap::get(
+      units + rank, 0, resultExprs(b, inputRank, dims, keep, keptLoops),
+      context));
   return linalg::GenericOp::create(
-             b, loc, TypeRange{acc.getType()}, input, acc, maps, iterators,
+             b, loc, TypeRange{acc.getType()}, inputs, acc, maps, iterators,
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value v = convertScalar(nb, nloc, args[0], accType);
-               linalg::YieldOp::create(nb, nloc,
-                                       combine(nb, nloc, kind, args[1], v));
+               Value v = element(nb, nloc, args.drop_back());
+               linalg::YieldOp::create(
+                   nb, nloc, combine(nb, nloc, kind, args.back(), v));
              })
       .getResult(0);
 }
@@ -225,8 +226,7 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
   const int64_t size =
       cast<RankedTensorType>(layout.x.getType()).getDimSize(layout.pairDim);
   const int64_t units = keep ? int64_t(dims.size()) : 0;
-  auto accTensor = cast<RankedTensorType>(acc.getType());
-  Type accType = accTensor.getElementType();
+  Type accType = cast<RankedTensorType>(acc.getType()).getElementType();
   MLIRContext *context = b.getContext();
   const bool rows = layout.pairDim == rank - 1;
 
@@ -303,39 +303,23 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
           b, loc, RankedTensorType::get(shape, xType.getElementType()),
           layout.x, offsets, getAsIndexOpFoldResult(context, shape), strides);
     };
-    SmallVector<utils::IteratorType> iterators(units,
-                                               utils::IteratorType::parallel);
-    SmallVector<int64_t> keptLoops;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (!layout.reduced[d])
-        keptLoops.push_back(iterators.size());
-      iterators.push_back(layout.reduced[d] ? utils::IteratorType::reduction
-                                            : utils::IteratorType::parallel);
-    }
-    AffineMap in = AffineMap::getMultiDimIdentityMap(rank, context).shiftDims(units);
-    SmallVector<AffineMap> maps = {
-        in, in,
-        AffineMap::get(units + rank, 0,
-                       resultExprs(b, inputRank, dims, keep, keptLoops), context)};
-    acc = linalg::GenericOp::create(
-              b, loc, TypeRange{accTensor}, ValueRange{sliceFrom(0), sliceFrom(kPairDistance)},
-              acc, maps, iterators,
-              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                Value i = linalg::IndexOp::create(nb, nloc, units + rank - 1);
-                Value half = arith::AndIOp::create(
-                    nb, nloc, i, arith::ConstantIndexOp::create(nb, nloc, kPairDistance));
-                Value first = arith::CmpIOp::create(
-                    nb, nloc, arith::CmpIPredicate::eq, half,
-                    arith::ConstantIndexOp::create(nb, nloc, 0));
-                // in f32, as the eager kernels: no fast-math
-                Value pair = arith::AddFOp::create(nb, nloc, args[0], args[1]);
-                Value v = arith::SelectOp::create(
-                    nb, nloc, first, convertScalar(nb, nloc, pair, accType),
-                    arith::ConstantOp::create(nb, nloc, nb.getFloatAttr(accType, 0.0)));
-                linalg::YieldOp::create(
-                    nb, nloc, combine(nb, nloc, ReduceKind::sum, args[2], v));
-              })
-              .getResult(0);
+    acc = accumulateAll(
+        b, loc, ReduceKind::sum, {sliceFrom(0), sliceFrom(kPairDistance)},
+        layout.reduced, inputRank, dims, keep, acc,
+        [&](OpBuilder &nb, Location nloc, ValueRange elements) -> Value {
+          // i % 32 < 16 for i the index along the row (the last loop)
+          Value i = linalg::IndexOp::create(nb, nloc, units + rank - 1);
+          Value half = arith::AndIOp::create(
+              nb, nloc, i, arith::ConstantIndexOp::create(nb, nloc, kPairDistance));
+          Value first = arith::CmpIOp::create(
+              nb, nloc, arith::CmpIPredicate::eq, half,
+              arith::ConstantIndexOp::create(nb, nloc, 0));
+          // in f32, as the eager kernels: no fast-math
+          Value pair = arith::AddFOp::create(nb, nloc, elements[0], elements[1]);
+          return arith::SelectOp::create(
+              nb, nloc, first, convertScalar(nb, nloc, pair, accType),
+              arith::ConstantOp::create(nb, nloc, nb.getFloatAttr(accType, 0.0)));
+        });
   } else if (blocks > 0) {
     acc = accumulate(acc, 0, blocks, kPairDistance, /*paired=*/true);
   }
@@ -388,8 +372,12 @@ struct ReduceToGeneric : OpConversionPattern<ReduceOp> {
         count > kPairDistance;
     Value result =
         pairs ? accumulatePairs(rewriter, loc, x, dims, keep, filled)
-              : accumulateAll(rewriter, loc, kind, x, reduced,
-                              xType.getRank(), dims, keep, filled);
+              : accumulateAll(
+                    rewriter, loc, kind, x, reduced, xType.getRank(), dims,
+                    keep, filled,
+                    [&](OpBuilder &b, Location nestedLoc, ValueRange elements) {
+                      return convertScalar(b, nestedLoc, elements[0], accType);
+                    });
 
     // The mean divides in the accumulator type; then one rounding.
     if (kind == ReduceKind::mean || accType != element) {
