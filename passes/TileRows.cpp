@@ -146,6 +146,26 @@ void recomputeCheapProducers(func::FuncOp kernel, RewriterBase &rewriter) {
   }
 }
 
+// Whether the generic that owns `use` reads every element of the operand: its map is a
+// projected permutation and the loops it names run over the operand's whole dims. A
+// reduction that reads only part of a row (a float32 sum's unpaired middle, through a
+// window map) would, fused with a producer, yield that producer's values for its part
+// alone, and the producer's other users would read the rest uninitialized.
+bool readsWholeOperand(OpOperand *use) {
+  auto user = cast<linalg::GenericOp>(use->getOwner());
+  AffineMap map = user.getMatchingIndexingMap(use);
+  if (!map.isProjectedPermutation())
+    return false;
+  SmallVector<int64_t> ranges = user.getStaticLoopRanges();
+  auto type = cast<RankedTensorType>(use->get().getType());
+  for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
+    int64_t range = ranges[cast<AffineDimExpr>(expr).getPosition()];
+    if (ShapedType::isDynamic(range) || range != type.getDimSize(dim))
+      return false;
+  }
+  return true;
+}
+
 // Fuses each costly elementwise producer with several users, one of them a
 // reduction (softmax's exp feeds the row sum and the division), into that reduction,
 // which then also yields the producer's values for the other users: one loop computes
@@ -168,6 +188,7 @@ void storeWhileReducing(func::FuncOp kernel, RewriterBase &rewriter) {
     }
     // The fused op stands where the reduction is, so it must come before the others.
     if (!reduction || !linalg::areElementwiseOpsFusable(reduction) ||
+        !readsWholeOperand(reduction) ||
         llvm::any_of(result.getUsers(), [&](Operation *user) {
           return user != reduction->getOwner() &&
                  (user->getBlock() != reduction->getOwner()->getBlock() ||

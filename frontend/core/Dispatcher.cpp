@@ -26,6 +26,16 @@ std::vector<TensorMeta> checkedMetas(const OpDef& op, const std::vector<Tensor>&
   return metas;
 }
 
+// Runs `op`'s eager kernel with the tracer's hook off: a kernel reading its own operands
+// (oneDNN arguments, the depthwise kernel's finite-weight check) is the op computing, not
+// the user reading a value, so it must neither warn that a value is baked in nor throw in
+// a symbolic trace; and whatever ops a kernel dispatches internally are part of this op,
+// which the hook records once, as a whole.
+void runKernel(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs) {
+  DispatchHookGuard kernelOnly(nullptr);
+  op.kernel(args, outputs);
+}
+
 std::vector<Tensor> compute(const OpDef& op, const std::vector<Tensor>& inputs,
                             const std::vector<TensorMeta>& metas, const Attrs& attrs,
                             bool symbolic, const SourceLoc& loc) {
@@ -42,7 +52,7 @@ std::vector<Tensor> compute(const OpDef& op, const std::vector<Tensor>& inputs,
     return outputs;
   }
   for (const TensorMeta& m : metas) outputs.push_back(detail::emptyTensor(m.shape, m.dtype, m.device, false, loc));
-  op.kernel(args, outputs);
+  runKernel(op, args, outputs);
   return outputs;
 }
 
@@ -139,7 +149,7 @@ void dispatchInPlace(const OpDef& op, const Tensor& self, std::vector<Tensor> in
   std::vector<Tensor> outputs;
   if (!grad && !symbolic && writesInPlaceSafely(op, self, inputs)) {
     Tensor target = self;
-    op.kernel(OpArgs{inputs, attrs, loc}, std::span(&target, 1));
+    runKernel(op, OpArgs{inputs, attrs, loc}, std::span(&target, 1));
     outputs.push_back(self);
   } else {
     outputs = compute(op, computeInputs, metas, attrs, symbolic, loc);

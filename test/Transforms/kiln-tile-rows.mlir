@@ -123,3 +123,42 @@ func.func private @layer_norm(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> at
   %y = kiln.mul %c, %rb : tensor<64x1024xf32>
   return %y : tensor<64x1024xf32>
 }
+
+// -----
+
+// layer_norm of a chain, rows of 20: the centred row (x - mean, six arith ops with the
+// chain recomputed in it, so not cheap) feeds the variance and the normalisation. The
+// variance's float32 pairs read columns 0-3 and 16-19 through slices and its unpaired
+// middle, columns 4-15, through a window map. Fused into that middle reduction, the
+// centred values would be yielded for columns 4-15 only and the normalisation would read
+// the rest uninitialized (issue 19, case 1). So the centred row is computed whole, inside
+// the loop, and both the variance and the normalisation read it there.
+// CHECK-LABEL: func.func private @layer_norm_of_chain_short_rows(
+// CHECK:         scf.forall
+// CHECK:           %[[CENTRED:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins({{.*}} : tensor<5x20xf32>, tensor<5x20xf32>, tensor<5x1xf64>) outs({{.*}} : tensor<5x20xf32>)
+// CHECK:             arith.subf
+// CHECK-NEXT:        linalg.yield {{.*}} : f32
+// CHECK:           tensor.extract_slice %[[CENTRED]][0, 0] [5, 16]
+// CHECK:           tensor.extract_slice %[[CENTRED]][0, 0] [5, 4]
+// CHECK:           tensor.extract_slice %[[CENTRED]][0, 16] [5, 4]
+// CHECK:           linalg.generic {{.*}} ins(%[[CENTRED]], %{{.*}} : tensor<5x20xf32>, tensor<5x1xf64>)
+// CHECK:             math.sqrt
+// CHECK:           scf.forall.in_parallel
+func.func private @layer_norm_of_chain_short_rows(%arg0: tensor<5x20xf32>, %arg1: tensor<5x20xf32>) -> tensor<5x20xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+  %0 = kiln.constant dense<9.99999974E-6> : tensor<5x1xf32>
+  %1 = kiln.constant dense<2.500000e-01> : tensor<5x20xf32>
+  %2 = kiln.constant dense<-1.500000e+00> : tensor<5x20xf32>
+  %3 = kiln.mul %arg0, %2 : tensor<5x20xf32>
+  %4 = kiln.add %3, %1 : tensor<5x20xf32>
+  %5 = kiln.add %arg1, %4 : tensor<5x20xf32>
+  %6 = kiln.reduce mean %5, dims = [1] keep_dims : tensor<5x20xf32>
+  %7 = kiln.broadcast_in_dim %6, dims = [0, 1], shape = [5, 20] : tensor<5x1xf32>
+  %8 = kiln.sub %5, %7 : tensor<5x20xf32>
+  %9 = kiln.mul %8, %8 : tensor<5x20xf32>
+  %10 = kiln.reduce mean %9, dims = [1] keep_dims : tensor<5x20xf32>
+  %11 = kiln.add %10, %0 : tensor<5x1xf32>
+  %12 = kiln.rsqrt %11 : tensor<5x1xf32>
+  %13 = kiln.broadcast_in_dim %12, dims = [0, 1], shape = [5, 20] : tensor<5x1xf32>
+  %14 = kiln.mul %8, %13 : tensor<5x20xf32>
+  return %14 : tensor<5x20xf32>
+}

@@ -507,11 +507,31 @@ std::vector<OpCase> aliasing() {
   };
 }
 
+// Programs that once gave wrong answers compiled, each kept as found.
+std::vector<OpCase> regressions() {
+  std::vector<OpCase> cases;
+  // Issue 19, case 1: an elementwise producer fused into layer_norm's row kernel read
+  // garbage (NaN, 1e37) for rows whose length is not a multiple of the vector width.
+  for (Shape shape : {Shape{5, 1, 20}, Shape{5, 20}, Shape{1, 5, 20}, Shape{5, 2, 20}, Shape{3, 1, 18},
+                      Shape{2, 1, 1, 33}, Shape{4, 1, 64}}) {
+    std::string name = "layer_norm_of_fused_chain";
+    for (int64_t d : shape) name += "_" + std::to_string(d);
+    const int64_t n = shape.back();
+    cases.push_back(op(name, {normal(shape), normal(shape)}, [n](X x) {
+      return layer_norm(add(x[1], add(mul(x[0], -1.5), 0.25)), {n});
+    }));
+  }
+  cases.push_back(op("layer_norm_of_broadcast_chain", {normal({5, 1, 20}), normal({5, 20})}, [](X x) {
+    return layer_norm(add(x[1], add(mul(x[0], -1.5), 0.25)), {20});
+  }));
+  return cases;
+}
+
 std::vector<OpCase> build() {
   std::vector<OpCase> all;
   for (auto family : {factories, elementwise, activationsAndConversions, reductions, linalgAndJoins,
                       indexing, convolutionAndPooling, normalizationAndSoftmax, lossesAndDropout,
-                      viewsAndCopies, inPlace, edgeSizes, aliasing}) {
+                      viewsAndCopies, inPlace, edgeSizes, aliasing, regressions}) {
     std::vector<OpCase> cases = family();
     all.insert(all.end(), cases.begin(), cases.end());
   }

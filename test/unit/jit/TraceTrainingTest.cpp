@@ -166,6 +166,48 @@ TEST(TraceTrainingTest, NamedOptimizersLearningRateIsPartOfTheKey) {
     EXPECT_TRUE(sameBits(p, eagerModel->named_parameters()[name])) << name;
 }
 
+// Issue 19, case 3: the depthwise kernel reads its own weights (a finite check) and
+// inputs. A kernel reading its operands is the op computing, not the user reading a
+// value: tracing by value warns of nothing, and training the depthwise weights traced
+// equals eager step after step (nothing was baked).
+TEST(TraceTrainingTest, DepthwiseConvolutionsTrainTracedAsEagerWithoutABakeWarning) {
+  auto makeNet = [] {
+    manual_seed(3);
+    return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(6, 6, 3).padding(1).groups(6)), nn::ReLU(),
+                          nn::Conv2d(6, 2, 1));
+  };
+  auto lossOf = [](nn::Sequential& net, const Tensor& x) { return mean(mul(net->forward(x), net->forward(x))); };
+  manual_seed(11);
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < 12; ++i) inputs.push_back(randn({2, 6, 16, 16}));
+  nn::Sequential eagerNet = makeNet();
+  optim::SGD eagerOpt(eagerNet->parameters(), optim::SGDOptions(0.5));
+  nn::Sequential net = makeNet();
+  optim::SGD opt(net->parameters(), optim::SGDOptions(0.5));
+  auto trainStep = jit::trace([&](Tensor x) {
+    Tensor loss = lossOf(net, x);
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    return loss;
+  });
+  ::testing::internal::CaptureStderr();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Tensor eagerLoss = lossOf(eagerNet, inputs[i]);
+    eagerOpt.zero_grad();
+    eagerLoss.backward();
+    eagerOpt.step();
+    EXPECT_TRUE(sameBits(trainStep(inputs[i]), eagerLoss)) << "step " << i;
+  }
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(trainStep.num_traces(), 1u);
+  auto eagerParams = eagerNet->named_parameters();
+  for (const auto& [name, p] : net->named_parameters())
+    EXPECT_TRUE(sameBits(p, eagerParams.at(name))) << name;
+  // The weights moved: a baked first-step weight would have shown above.
+  EXPECT_FALSE(sameBits(net->named_parameters().at("0.weight"), makeNet()->named_parameters().at("0.weight")));
+}
+
 TEST(TraceTrainingTest, TensorsCreatedOnEveryCallAreAnError) {
   std::vector<Tensor> kept;
   auto traced = jit::trace([&](Tensor x) {
