@@ -30,7 +30,8 @@ namespace {
 
 // The hyperparameters one update reads; AdamW decays the parameter itself (`decoupled`).
 struct AdamStep {
-  double lr, beta1, beta2, eps, weightDecay;
+  Tensor lr;  // 0-d float64: the group's lr_tensor(), state in a trace
+  double beta1, beta2, eps, weightDecay;
   bool amsgrad, maximize, capturable, decoupled;
 };
 
@@ -38,7 +39,7 @@ template <class Options>
 AdamStep adamStep(const OptimizerOptions& options, bool decoupled) {
   const auto& o = static_cast<const Options&>(options);
   auto [beta1, beta2] = o.betas();
-  return {o.lr(), beta1, beta2, o.eps(), o.weight_decay(),
+  return {o.lr_tensor(), beta1, beta2, o.eps(), o.weight_decay(),
           o.amsgrad(), o.maximize(), o.capturable(), decoupled};
 }
 
@@ -49,9 +50,10 @@ std::vector<std::string> adamStateNames(bool amsgrad) {
 }
 
 // `scalar / t` as PyTorch evaluates it (Tensor.__rtruediv__ is t.reciprocal() * scalar),
-// which rounds differently from one division.
-Tensor rdiv(double scalar, const Tensor& t, const SourceLoc& loc) {
-  return mul(div(1.0, t, loc), scalar, loc);
+// which rounds differently from one division; `scalar` is 0-d, rounded to t's dtype as
+// PyTorch rounds a Python number.
+Tensor rdiv(const Tensor& scalar, const Tensor& t, const SourceLoc& loc) {
+  return mul(div(1.0, t, loc), scalar.to(t.dtype(), loc), loc);
 }
 
 // p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), bc_i = 1 - beta_i^step, with the bias
@@ -63,20 +65,25 @@ void capturableUpdate(Tensor& p, const Tensor& expAvg, const Tensor& secondMomen
   Tensor stepSizeNeg = neg(rdiv(h.lr, bias1, loc), loc);
   Tensor bias2Sqrt = sqrt(bias2, loc);
   Tensor denom = div(sqrt(secondMoment, loc), mul(bias2Sqrt, stepSizeNeg, loc), loc);
-  denom.add_(rdiv(h.eps, stepSizeNeg, loc), 1.0, loc);
+  denom.add_(rdiv(scalar_tensor(h.eps, kFloat64, loc), stepSizeNeg, loc), 1.0, loc);
   p.add_(div(expAvg, denom, loc), 1.0, loc);
 }
 
-// The same with the step count read as a number (PyTorch's default form).
+// PyTorch's default form, which reads the step count as a number: lr / bc1 and
+// sqrt(bc2) in double. Here they are 0-d f64 tensors computed from the step state by
+// tensor ops, so a trace records them instead of baking in the count of the step it
+// recorded; each is rounded to the parameter's dtype where PyTorch passes its double as
+// a scalar operand, so the values keep the same bits.
 void hostUpdate(Tensor& p, const Tensor& expAvg, const Tensor& secondMoment, const Tensor& step,
                 const AdamStep& h, const SourceLoc& loc) {
-  const double count = step.item<double>(loc);
-  const double stepSize = h.lr / (1 - std::pow(h.beta1, count));
-  const double bias2Sqrt = std::sqrt(1 - std::pow(h.beta2, count));
+  const Tensor count = step.to(kFloat64, loc);
+  auto biasCorrection = [&](double beta) { return sub(1.0, pow(beta, count, loc), loc); };
+  const Tensor stepSizeNeg = neg(div(h.lr, biasCorrection(h.beta1), loc), loc).to(p.dtype(), loc);
+  const Tensor bias2Sqrt = sqrt(biasCorrection(h.beta2), loc).to(p.dtype(), loc);
   Tensor denom = div(sqrt(secondMoment, loc), bias2Sqrt, loc);
   denom.add_(h.eps, loc);
   // addcdiv_(m, denom, value=-step_size) computes p + (value * m) / denom.
-  p.add_(div(mul(expAvg, -stepSize, loc), denom, loc), 1.0, loc);
+  p.add_(div(mul(expAvg, stepSizeNeg, loc), denom, loc), 1.0, loc);
 }
 
 void adamUpdate(OptimizerParamGroup& group, const AdamStep& h,
@@ -99,7 +106,7 @@ void adamUpdate(OptimizerParamGroup& group, const AdamStep& h,
 
     step.add_(1.0, loc);
     if (h.decoupled) {
-      if (h.weightDecay != 0) p.mul_(1 - h.lr * h.weightDecay, loc);
+      if (h.weightDecay != 0) p.mul_(sub(1.0, mul(h.lr, h.weightDecay, loc), loc).to(p.dtype(), loc), loc);
     } else if (h.weightDecay != 0) {
       grad = add(grad, mul(p, h.weightDecay, loc), loc);
     }

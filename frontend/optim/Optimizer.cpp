@@ -1,6 +1,7 @@
 // The optimizer base: parameter groups, zero_grad, step, and the flattened state_dict.
 #include "kiln/optim/Optimizer.h"
 
+#include <charconv>
 #include <set>
 #include <typeinfo>
 #include <unordered_set>
@@ -10,6 +11,39 @@
 #include "kiln/core/Ops.h"
 
 namespace kiln::optim {
+
+// ---- OptimizerOptions -----------------------------------------------------------------
+
+OptimizerOptions::OptimizerOptions(double lr) : lr_(scalar_tensor(lr, kFloat64)) {}
+
+OptimizerOptions::OptimizerOptions(const OptimizerOptions& other)
+    : lr_(scalar_tensor(other.get_lr(), kFloat64)) {}
+
+OptimizerOptions& OptimizerOptions::operator=(const OptimizerOptions& other) {
+  set_lr(other.get_lr());
+  return *this;
+}
+
+double OptimizerOptions::get_lr() const { return detail::readElementAsDouble(lr_, 0); }
+
+void OptimizerOptions::set_lr(double lr) {
+  // Host code between calls, not part of any trace: traced programs read the tensor.
+  DispatchHookGuard untraced(nullptr);
+  NoGradGuard noGrad;
+  lr_.fill_(lr);
+}
+
+void OptimizerOptions::adopt_lr_tensor(const OptimizerOptions& other) {
+  const double lr = get_lr();
+  lr_ = other.lr_;
+  set_lr(lr);
+}
+
+void OptimizerOptions::visitLr(OptionsVisitor& visitor) {
+  double lr = get_lr();
+  visitor.field("lr", lr);
+  set_lr(lr);
+}
 
 // ---- OptimizerParamGroup --------------------------------------------------------------
 
@@ -190,6 +224,26 @@ class HyperparameterReader : public OptionsVisitor {
   const SourceLoc& loc_;
 };
 
+// Writes "name=value;" for each hyperparameter but the learning rate.
+class BakedHyperparameters : public OptionsVisitor {
+ public:
+  void field(std::string_view name, double& value) override { put(name, number(value)); }
+  void field(std::string_view name, bool& value) override { put(name, value ? "true" : "false"); }
+  void field(std::string_view name, std::tuple<double, double>& value) override {
+    put(name, number(std::get<0>(value)) + "," + number(std::get<1>(value)));
+  }
+  std::string text;
+
+ private:
+  static std::string number(double value) {
+    char digits[32];
+    return std::string(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
+  }
+  void put(std::string_view name, const std::string& value) {
+    if (name != "lr") text += std::string(name) + "=" + value + ";";
+  }
+};
+
 std::string quotedList(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& name : names) out += (out.empty() ? "'" : ", '") + name + "'";
@@ -197,6 +251,12 @@ std::string quotedList(const std::vector<std::string>& names) {
 }
 
 }  // namespace
+
+std::string baked_hyperparameters(const OptimizerOptions& options) {
+  BakedHyperparameters writer;
+  options.clone()->visit(writer);  // visit takes its fields by reference
+  return writer.text;
+}
 
 OrderedDict<Tensor> Optimizer::state_dict() const {
   OrderedDict<Tensor> out;
@@ -302,7 +362,10 @@ void Optimizer::load_state_dict(const OrderedDict<Tensor>& dict, const SourceLoc
   if (!unexpected.empty())
     throw Error::make(loc, op, "unexpected keys ", quotedList(unexpected));
 
-  for (size_t g = 0; g < groups_.size(); ++g) groups_[g].set_options(std::move(options[g]));
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    options[g]->adopt_lr_tensor(groups_[g].options());
+    groups_[g].set_options(std::move(options[g]));
+  }
   state_ = std::move(state);
 }
 

@@ -5,14 +5,14 @@
 
 namespace kiln::optim {
 
-SGDOptions::SGDOptions(double lr) : lr_(lr) {}
+SGDOptions::SGDOptions(double lr) : OptimizerOptions(lr) {}
 
 std::unique_ptr<OptimizerOptions> SGDOptions::clone() const {
   return std::make_unique<SGDOptions>(*this);
 }
 
 void SGDOptions::visit(OptionsVisitor& visitor) {
-  visitor.field("lr", lr_);
+  visitLr(visitor);
   visitor.field("momentum", momentum_);
   visitor.field("dampening", dampening_);
   visitor.field("weight_decay", weight_decay_);
@@ -22,7 +22,7 @@ void SGDOptions::visit(OptionsVisitor& visitor) {
 
 void SGDOptions::validate(std::string_view op, const SourceLoc& loc) const {
   // !(x >= 0) also rejects NaN.
-  if (!(lr_ >= 0)) throw Error::make(loc, op, "invalid learning rate ", lr_, " (must be >= 0)");
+  if (!(lr() >= 0)) throw Error::make(loc, op, "invalid learning rate ", lr(), " (must be >= 0)");
   if (!(momentum_ >= 0)) throw Error::make(loc, op, "invalid momentum ", momentum_, " (must be >= 0)");
   if (!(weight_decay_ >= 0))
     throw Error::make(loc, op, "invalid weight_decay ", weight_decay_, " (must be >= 0)");
@@ -45,6 +45,7 @@ std::vector<std::string> SGD::stateNames(const OptimizerOptions& options) const 
 
 void SGD::update(OptimizerParamGroup& group, const SourceLoc& loc) {
   const auto& o = static_cast<const SGDOptions&>(group.options());
+  const Tensor negLr = neg(o.lr_tensor(), loc);
   for (Tensor& p : group.params()) {
     if (!p.grad().defined()) continue;
     Tensor d_p = o.maximize() ? neg(p.grad(), loc) : p.grad();
@@ -56,7 +57,9 @@ void SGD::update(OptimizerParamGroup& group, const SourceLoc& loc) {
       else buf = &state.insert("momentum_buffer", d_p.clone(loc).detach(), loc);
       d_p = o.nesterov() ? add(d_p, mul(*buf, o.momentum(), loc), loc) : *buf;
     }
-    p.add_(d_p, -o.lr(), loc);
+    // p.add_(d_p, -lr) with the rate read from its tensor: the same product, rounded as
+    // the scalar alpha would be.
+    p.add_(mul(d_p, negLr.to(d_p.dtype(), loc), loc), 1.0, loc);
   }
 }
 

@@ -1,8 +1,9 @@
 // Training inside a trace: forward, backward and an optimizer step recorded together
-// give the same losses and weights as eager training, in both modes (DESIGN.md §5).
+// give the same losses and weights as eager training, in both modes (docs/ARCHITECTURE.md §5).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -93,6 +94,21 @@ TEST_P(TraceTraining, AdamMatchesEagerBitwise) {
   });
 }
 
+// Issue 19, case 2: the default form's bias corrections depend on the step count. A
+// trace records them from the step state; reading the count would bake the recorded
+// step's correction into every later call (by value) or throw (symbolic).
+TEST_P(TraceTraining, AdamDefaultFormMatchesEagerBitwise) {
+  expectTracedTrainingMatchesEager(GetParam(), [](nn::Sequential& m) {
+    return optim::Adam(m->parameters(), optim::AdamOptions(0.01).amsgrad(true));
+  });
+}
+
+TEST_P(TraceTraining, AdamWDefaultFormMatchesEagerBitwise) {
+  expectTracedTrainingMatchesEager(GetParam(), [](nn::Sequential& m) {
+    return optim::AdamW(m->parameters(), optim::AdamWOptions(0.01).weight_decay(0.1));
+  });
+}
+
 INSTANTIATE_TEST_SUITE_P(ByValueAndSymbolic, TraceTraining, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Symbolic" : "ByValue"; });
 
@@ -137,31 +153,69 @@ TEST(TraceTrainingTest, NamedModulesTrainingModeIsPartOfTheKey) {
   EXPECT_EQ(forward.num_traces(), 3u);
 }
 
-// A named optimizer's learning rates are part of the key: after a scheduler's step the
-// function records again with the new rate (the same weights as eager training), never
-// runs with the rate baked into the old recording.
-TEST(TraceTrainingTest, NamedOptimizersLearningRateIsPartOfTheKey) {
+// Issue 19, case 2: learning rates are state, so a schedule that changes the rate on
+// every call never records again, named optimizer or not, and the weights are eager's;
+// with SGD and with Adam (whose update reads the rate in double).
+template <class Optimizer, class Options>
+void expectASchedulerNeverRetraces(Options options, bool named) {
+  std::vector<Batch> data = batches(6);
+  nn::Sequential eagerModel = makeModel();
+  Optimizer eagerOpt(eagerModel->parameters(), options);
+  optim::StepLR eagerSchedule(eagerOpt, /*step_size=*/1, /*gamma=*/0.7);
+  nn::Sequential model = makeModel();
+  Optimizer opt(model->parameters(), options);
+  optim::StepLR schedule(opt, /*step_size=*/1, /*gamma=*/0.7);
+  auto trainStep = jit::trace([&](Tensor x, Tensor y) { return step(model, opt, x, y); });
+  if (named) trainStep.name_module("model", model).name_optimizer("opt", opt);
+  for (const Batch& b : data) {
+    Tensor eagerLoss = step(eagerModel, eagerOpt, b.x, b.y);
+    eagerSchedule.step();
+    EXPECT_TRUE(sameBits(trainStep(b.x, b.y), eagerLoss));
+    schedule.step();
+  }
+  EXPECT_EQ(trainStep.num_traces(), 1u);
+  EXPECT_DOUBLE_EQ(opt.param_groups()[0].options().get_lr(), options.lr() * std::pow(0.7, 6));
+  for (const auto& [name, p] : model->named_parameters())
+    EXPECT_TRUE(sameBits(p, eagerModel->named_parameters()[name])) << name;
+  if (named) EXPECT_THAT(trainStep.graph_str(), HasSubstr("kiln.state = \"opt.lr.0\""));
+}
+
+TEST(TraceTrainingTest, ASchedulerNeverRetracesSgd) {
+  expectASchedulerNeverRetraces<optim::SGD>(optim::SGDOptions(0.1).momentum(0.9), false);
+  expectASchedulerNeverRetraces<optim::SGD>(optim::SGDOptions(0.1), true);
+}
+
+TEST(TraceTrainingTest, ASchedulerNeverRetracesAdamAndAdamW) {
+  expectASchedulerNeverRetraces<optim::Adam>(optim::AdamOptions(0.01), true);
+  expectASchedulerNeverRetraces<optim::Adam>(optim::AdamOptions(0.01).capturable(true), false);
+  expectASchedulerNeverRetraces<optim::AdamW>(optim::AdamWOptions(0.01), true);
+}
+
+// The other hyperparameters are baked into the recording, so for a named optimizer they
+// are part of the key: a changed momentum records again, never runs with the old one.
+TEST(TraceTrainingTest, NamedOptimizersOtherHyperparametersArePartOfTheKey) {
   std::vector<Batch> data = batches(4);
   nn::Sequential eagerModel = makeModel();
-  optim::SGD eagerOpt(eagerModel->parameters(), optim::SGDOptions(0.1));
-  optim::StepLR eagerSchedule(eagerOpt, /*step_size=*/2, /*gamma=*/0.5);
+  optim::SGD eagerOpt(eagerModel->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   nn::Sequential model = makeModel();
-  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
-  optim::StepLR schedule(opt, /*step_size=*/2, /*gamma=*/0.5);
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   auto trainStep = jit::trace([&](Tensor x, Tensor y) { return step(model, opt, x, y); });
   trainStep.name_module("model", model).name_optimizer("opt", opt);
   setenv("KILN_LOG", "retrace", 1);
   ::testing::internal::CaptureStderr();
-  for (const Batch& b : data) {
-    step(eagerModel, eagerOpt, b.x, b.y);
-    eagerSchedule.step();
-    trainStep(b.x, b.y);
-    schedule.step();
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (i == 2) {
+      static_cast<optim::SGDOptions&>(eagerOpt.param_groups()[0].options()).momentum(0.5);
+      static_cast<optim::SGDOptions&>(opt.param_groups()[0].options()).momentum(0.5);
+    }
+    step(eagerModel, eagerOpt, data[i].x, data[i].y);
+    trainStep(data[i].x, data[i].y);
   }
   std::string log = ::testing::internal::GetCapturedStderr();
   unsetenv("KILN_LOG");
-  EXPECT_EQ(trainStep.num_traces(), 2u);  // lr 0.1, then 0.05
-  EXPECT_THAT(log, HasSubstr("(model=train;opt lr=0.1;) → (model=train;opt lr=0.05;)"));
+  EXPECT_EQ(trainStep.num_traces(), 2u);
+  EXPECT_THAT(log, HasSubstr("momentum=0.9;"));
+  EXPECT_THAT(log, HasSubstr("momentum=0.5;"));
   for (const auto& [name, p] : model->named_parameters())
     EXPECT_TRUE(sameBits(p, eagerModel->named_parameters()[name])) << name;
 }

@@ -1,5 +1,5 @@
 // jit::trace: records a C++ function of tensors once into a kiln program and runs the
-// program on later calls, as MegEngine's @trace (DESIGN.md §1, §5). No MLIR in this header.
+// program on later calls, as MegEngine's @trace (ARCHITECTURE.md §1, §5). No MLIR in this header.
 #pragma once
 
 #include <charconv>
@@ -45,7 +45,7 @@ struct TraceOptions {
   CompileOptions compile = {};
 };
 
-// How dump() writes a traced program (DESIGN.md §5; MegEngine's trace.dump).
+// How dump() writes a traced program (docs/ARCHITECTURE.md §5; MegEngine's trace.dump).
 struct DumpOptions {
   enum class Format { Bytecode, Text };
   Format format = Format::Bytecode;  // MLIR bytecode (.mlirbc) or the textual form (.mlir)
@@ -105,7 +105,7 @@ class TracedCore {
   // Namers run in the order added at the start of every recording.
   void addNamer(Namer namer);
   // `probe` reports a named module tree's training mode ("train", "eval", or one 0/1 per
-  // module when mixed); part of every call's key, as DESIGN.md §5 asks.
+  // module when mixed); part of every call's key, as docs/ARCHITECTURE.md §5 asks.
   void addModeProbe(std::string name, std::function<std::string()> probe);
 
   TracedCore(TraceOptions options, SourceLoc loc);
@@ -282,31 +282,31 @@ class Traced {
   }
 
   // Names an optimizer's per-parameter state (momentum buffers, Adam moments, steps) as
-  // "<prefix>.<slot>.<parameter's name>", e.g. opt.momentum_buffer.model.0.weight. Name the
-  // modules first; `optimizer` must outlive this traced function.
-  // The learning rates are plain numbers the recording bakes in, so they are part of
-  // the cache key: a changed rate (a scheduler's step) records again instead of running
-  // with the old one, and a rate that changes on every call runs into max_retraces with
-  // an error that says so.
+  // "<prefix>.<slot>.<parameter's name>", e.g. opt.momentum_buffer.model.0.weight, and
+  // each group's learning rate "<prefix>.lr.<group>". Name the modules first; `optimizer`
+  // must outlive this traced function. The learning rates are state (0-d tensors the
+  // program reads on every call), so a scheduler's step never records again; the other
+  // hyperparameters are numbers the recording bakes in, so they are part of the key: a
+  // changed momentum records again instead of running with the old one.
   template <class Optimizer>
   Traced& name_optimizer(const std::string& prefix, const Optimizer& optimizer) {
     core_->addNamer([prefix, &optimizer](detail::NameSink& sink) {
-      for (const auto& group : optimizer.param_groups())
-        for (const Tensor& p : group.params())
+      const auto& groups = optimizer.param_groups();
+      for (size_t g = 0; g < groups.size(); ++g) {
+        sink.name(groups[g].options().lr_tensor(), prefix + ".lr." + std::to_string(g));
+        for (const Tensor& p : groups[g].params())
           if (const auto* slots = optimizer.state(p)) {
             std::string param = sink.nameOf(p);
             for (const auto& [slot, t] : *slots)
               sink.name(t, prefix + "." + slot + "." + (param.empty() ? "?" : param));
           }
-    });
-    core_->addModeProbe(prefix + " lr", [&optimizer] {
-      std::string rates;
-      for (const auto& group : optimizer.param_groups()) {
-        char text[32];
-        auto end = std::to_chars(text, text + sizeof text, group.options().get_lr()).ptr;
-        rates += (rates.empty() ? "" : ",") + std::string(text, end);
       }
-      return rates;
+    });
+    core_->addModeProbe(prefix, [&optimizer] {
+      std::string baked;
+      for (const auto& group : optimizer.param_groups())
+        baked += (baked.empty() ? "" : ";") + baked_hyperparameters(group.options());  // ADL: kiln/optim
+      return baked;
     });
     return *this;
   }

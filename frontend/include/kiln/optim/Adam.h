@@ -26,14 +26,13 @@ template <class Derived>
 class AdamOptionsBase : public OptimizerOptions {
  public:
   using Self = Derived;
+  explicit AdamOptionsBase(double lr) : OptimizerOptions(lr) {}
 
   std::unique_ptr<OptimizerOptions> clone() const override {
     return std::make_unique<Derived>(static_cast<const Derived&>(*this));
   }
-  double get_lr() const override { return lr_; }
-  void set_lr(double lr) override { lr_ = lr; }
   void visit(OptionsVisitor& visitor) override {
-    visitor.field("lr", lr_);
+    visitLr(visitor);
     visitor.field("betas", betas_);
     visitor.field("eps", eps_);
     visitor.field("weight_decay", weight_decay_);
@@ -42,19 +41,20 @@ class AdamOptionsBase : public OptimizerOptions {
     visitor.field("capturable", capturable_);
   }
   void validate(std::string_view op, const SourceLoc& loc) const override {
-    checkAdamOptions(lr_, betas_, eps_, weight_decay_, op, loc);
+    checkAdamOptions(lr(), betas_, eps_, weight_decay_, op, loc);
   }
 
-  KILN_OPTIM_ARG(double, lr) = 1e-3;
+  KILN_OPTIM_LR();
   KILN_OPTIM_ARG(Betas, betas) = {0.9, 0.999};
   KILN_OPTIM_ARG(double, eps) = 1e-8;
   KILN_OPTIM_ARG(double, weight_decay) = 0;
   KILN_OPTIM_ARG(bool, amsgrad) = false;
   // Ascends the objective instead (PyTorch's maximize).
   KILN_OPTIM_ARG(bool, maximize) = false;
-  // PyTorch's capturable form: the bias corrections are computed from the step tensor with
-  // tensor ops instead of reading the step's value, so a symbolic trace can record a step
-  // (the default form reads step.item(), a value read). Equal up to float rounding.
+  // PyTorch's capturable form of the bias corrections (f32 tensor ops on the step,
+  // rounded as PyTorch's capturable form rounds). Both forms compute from the step tensor
+  // without reading its value, so either traces, by value or symbolically; the default
+  // keeps the bits of PyTorch's default form, which reads step.item().
   KILN_OPTIM_ARG(bool, capturable) = false;
 };
 
@@ -62,13 +62,12 @@ class AdamOptionsBase : public OptimizerOptions {
 
 class AdamOptions : public detail::AdamOptionsBase<AdamOptions> {
  public:
-  AdamOptions(double lr = 1e-3) { this->lr(lr); }  // NOLINT: implicit as in LibTorch
+  AdamOptions(double lr = 1e-3) : AdamOptionsBase(lr) {}  // NOLINT: implicit as in LibTorch
 };
 
 class AdamWOptions : public detail::AdamOptionsBase<AdamWOptions> {
  public:
-  AdamWOptions(double lr = 1e-3) {  // NOLINT: implicit as in LibTorch
-    this->lr(lr);
+  AdamWOptions(double lr = 1e-3) : AdamOptionsBase(lr) {  // NOLINT: implicit as in LibTorch
     weight_decay(1e-2);
   }
 };

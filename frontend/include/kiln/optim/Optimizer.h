@@ -40,19 +40,51 @@ class OptionsVisitor {
   virtual void field(std::string_view name, std::tuple<double, double>& value) = 0;
 };
 
+// The learning rate of an options class (`Self`), kept by OptimizerOptions:
+// `options.lr(0.01)` sets it and returns the options, `options.lr()` reads it.
+#define KILN_OPTIM_LR()                       \
+ public:                                      \
+  Self& lr(double value) {                    \
+    set_lr(value);                            \
+    return static_cast<Self&>(*this);         \
+  }                                           \
+  double lr() const { return get_lr(); }
+
 // The hyperparameters of one parameter group (SGDOptions, AdamOptions, ...).
 class OptimizerOptions {
  public:
+  explicit OptimizerOptions(double lr);
+  // A copy has a learning-rate tensor of its own, holding the same rate.
+  OptimizerOptions(const OptimizerOptions& other);
+  OptimizerOptions& operator=(const OptimizerOptions& other);
   virtual ~OptimizerOptions() = default;
   virtual std::unique_ptr<OptimizerOptions> clone() const = 0;
   // The learning rate, for schedulers that work with any optimizer.
-  virtual double get_lr() const = 0;
-  virtual void set_lr(double lr) = 0;
+  double get_lr() const;
+  void set_lr(double lr);
+  // The learning rate as the 0-d float64 tensor updates compute with. A traced step
+  // reads it as state, so a rate set between calls (a scheduler's step) reaches the
+  // compiled program without a retrace; set_lr writes into this tensor, outside any trace.
+  const Tensor& lr_tensor() const { return lr_; }
+  // Takes over `other`'s learning-rate tensor with this rate written into it, so a traced
+  // step bound to that tensor reads the new options' rate (load_state_dict).
+  void adopt_lr_tensor(const OptimizerOptions& other);
   // Calls visitor.field(name, value) for every hyperparameter, lr first.
   virtual void visit(OptionsVisitor& visitor) = 0;
   // kiln::Error naming `op` for a value PyTorch's constructor rejects (lr < 0, ...).
   virtual void validate(std::string_view op, const SourceLoc& loc) const = 0;
+
+ protected:
+  // visitor.field("lr", rate), through a double.
+  void visitLr(OptionsVisitor& visitor);
+
+ private:
+  Tensor lr_;
 };
+
+// Every hyperparameter but the learning rate, "betas=0.9,0.999;eps=1e-08;...": the numbers
+// a traced step bakes in, which a trace of a named optimizer therefore keys on.
+std::string baked_hyperparameters(const OptimizerOptions& options);
 
 // Parameters that share options. Without options of its own a group takes a copy of the
 // optimizer's defaults when it is added.

@@ -17,12 +17,10 @@ class SGDOptions : public OptimizerOptions {
   SGDOptions(double lr);  // NOLINT
 
   std::unique_ptr<OptimizerOptions> clone() const override;
-  double get_lr() const override { return lr_; }
-  void set_lr(double lr) override { lr_ = lr; }
   void visit(OptionsVisitor& visitor) override;
   void validate(std::string_view op, const SourceLoc& loc) const override;
 
-  KILN_OPTIM_ARG(double, lr);
+  KILN_OPTIM_LR();
   KILN_OPTIM_ARG(double, momentum) = 0;
   KILN_OPTIM_ARG(double, dampening) = 0;
   KILN_OPTIM_ARG(double, weight_decay) = 0;
