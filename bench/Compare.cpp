@@ -1,5 +1,5 @@
 // bench/compare: Kiln eager vs LibTorch eager on the same workloads, in one process, back
-// to back (docs/BENCHMARKS.md; protocol in shared/BENCHMARKS.md).
+// to back (docs/BENCHMARKS.md, "How Kiln is measured").
 //
 //   bazel run -c opt //bench:compare [-- --reps=9 --target_ms=25 --threads=N --filter='softmax|sum']
 //

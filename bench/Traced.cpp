@@ -1,5 +1,5 @@
 // bench/traced: traced (compiled) Kiln against eager Kiln, LibTorch eager and
-// torch.jit.trace on workloads 1, 2, 4, 5 and 6 of shared/BENCHMARKS.md, one table per
+// torch.jit.trace on workloads 1, 2, 4, 5 and 6 of docs/BENCHMARKS.md, one table per
 // kind of target (docs/BENCHMARKS.md, "Traced Kiln vs LibTorch (issue 6)").
 //
 //   KILN_JIT_BACKEND=MLIR bazel run -c opt //bench:traced [-- --reps=9 --threads=N --filter=gelu|mlp]
@@ -162,7 +162,7 @@ struct KilnMlp {
   }
 };
 
-// The step traced as DESIGN.md §1 writes it: symbolic, modules and optimizer named.
+// The step traced as docs/ARCHITECTURE.md §1 writes it: symbolic, modules and optimizer named.
 std::function<Tensor(const Tensor&, const Tensor&)> tracedStep(std::shared_ptr<KilnMlp> mlp) {
   auto t = kiln::jit::trace([mlp](Tensor x, Tensor y) { return mlp->step(x, y); },
                             {.symbolic = true, .name = "mlp_step"});

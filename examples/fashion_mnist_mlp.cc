@@ -1,4 +1,4 @@
-// Trains the DESIGN.md §1 MLP (784-256-256-10) eagerly on Fashion-MNIST with SGD, momentum
+// Trains the ARCHITECTURE.md §1 MLP (784-256-256-10) eagerly on Fashion-MNIST with SGD, momentum
 // and a cosine learning-rate schedule, reports test accuracy each epoch, saves the weights
 // as safetensors and checks that reloading them gives the same accuracy.
 //

@@ -1,4 +1,4 @@
-// Kiln's compiler passes (DESIGN.md §6): declarations, registration and pattern sets.
+// Kiln's compiler passes (docs/ARCHITECTURE.md §6): declarations, registration and pattern sets.
 #ifndef KILN_PASSES_PASSES_H
 #define KILN_PASSES_PASSES_H
 

@@ -189,7 +189,7 @@ struct TransposeOfMatmul : OpRewritePattern<TransposeOp> {
 // relu?(matmul(a, b) + broadcast(bias)) -> addmm(a, b, bias) [relu], for a 2-d float
 // product whose only user is the add, and a bias of one value per column: the library
 // call then adds the bias (and applies the relu) as its epilogue, instead of a fused
-// kernel reading the product back (oneDNN's post-ops, DESIGN.md §6). The relu joins when
+// kernel reading the product back (oneDNN's post-ops, docs/ARCHITECTURE.md §6). The relu joins when
 // it is the add's only user. Waits for MatmulOfTranspose, so transposes are flags.
 struct MatmulBiasToAddmm : OpRewritePattern<AddOp> {
   using OpRewritePattern::OpRewritePattern;

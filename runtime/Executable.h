@@ -1,4 +1,4 @@
-// Executable: a traced program compiled for the CPU (DESIGN.md §7): host schedule and
+// Executable: a traced program compiled for the CPU (docs/ARCHITECTURE.md §7): host schedule and
 // kernels in one JIT object, the arena plan, constants, and the host ops the runtime runs.
 #pragma once
 

@@ -1,4 +1,4 @@
-// What the Fashion-MNIST examples share: finding and preparing the data, the DESIGN.md §1
+// What the Fashion-MNIST examples share: finding and preparing the data, the ARCHITECTURE.md §1
 // MLP, and scoring a model on the test set.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Files as io reads and writes them: positional reads checked against the file's size, and
-// writes that go to a temporary name and are renamed into place (DESIGN.md §9).
+// writes that go to a temporary name and are renamed into place (docs/ARCHITECTURE.md §9).
 #pragma once
 
 #include <cstddef>

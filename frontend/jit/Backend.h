@@ -1,4 +1,4 @@
-// KILN_JIT_BACKEND: which engine runs traced and loaded programs (DESIGN.md §6).
+// KILN_JIT_BACKEND: which engine runs traced and loaded programs (docs/ARCHITECTURE.md §6).
 #pragma once
 
 #include <memory>

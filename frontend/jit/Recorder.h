@@ -1,5 +1,5 @@
 // Recorder: the dispatcher hook that records one run of a traced function into a
-// func.func of kiln ops, with inputs, state, outputs and state updates (DESIGN.md §5).
+// func.func of kiln ops, with inputs, state, outputs and state updates (docs/ARCHITECTURE.md §5).
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-// kiln-cpu-pipeline: a traced program to one LLVM module for the host CPU (DESIGN.md §6).
+// kiln-cpu-pipeline: a traced program to one LLVM module for the host CPU (ARCHITECTURE.md §6).
 #include "passes/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"

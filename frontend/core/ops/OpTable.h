@@ -1,5 +1,5 @@
 // The op table: every primitive op the dispatcher runs, by family. Adding an op means
-// adding its OpDef here and its kiln dialect op; nothing else (DESIGN.md §2).
+// adding its OpDef here and its kiln dialect op; nothing else (docs/ARCHITECTURE.md §2).
 #pragma once
 
 #include <span>

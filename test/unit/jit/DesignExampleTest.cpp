@@ -1,4 +1,4 @@
-// DESIGN.md §1's example, as written there (one include, the MLP, a traced symbolic
+// docs/ARCHITECTURE.md §1's example, as written there (one include, the MLP, a traced symbolic
 // training step and a traced inference function), so the documented API keeps compiling
 // and the traced step keeps matching eager training.
 #include "kiln/kiln.h"

@@ -1,5 +1,5 @@
 // The one dispatcher every tensor op goes through, eager or traced, and the narrow hook
-// the tracer observes it with (DESIGN.md §2). Nothing here knows of MLIR.
+// the tracer observes it with (docs/ARCHITECTURE.md §2). Nothing here knows of MLIR.
 #pragma once
 
 #include <span>

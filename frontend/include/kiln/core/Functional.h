@@ -1,5 +1,5 @@
 // Composite tensor ops (activations, softmax, normalization, losses, embedding) written
-// with the public ops of Ops.h, so autograd and the tracer see their insides (DESIGN.md §4).
+// with the public ops of Ops.h, so autograd and the tracer see their insides (ARCHITECTURE.md §4).
 #pragma once
 
 #include <optional>

@@ -1,5 +1,5 @@
 // The op table's entry type: one OpDef per tensor op, holding everything the eager
-// runtime, autograd and the tracer need to know about it (DESIGN.md §2, "One dispatcher").
+// runtime, autograd and the tracer need to know about it (ARCHITECTURE.md §2, "One dispatcher").
 #pragma once
 
 #include <source_location>

@@ -1,7 +1,7 @@
 // nn::Graph: OneFlow's nn.Graph over jit::trace. A subclass registers modules and
 // optimizers in its constructor and describes one step in build(...); calling the graph
 // traces build symbolically on the first call and runs the compiled program after that
-// (DESIGN.md §1; docs/ARCHITECTURE.md "nn::Graph").
+// (docs/ARCHITECTURE.md §1 and "nn::Graph").
 #pragma once
 
 #include <chrono>

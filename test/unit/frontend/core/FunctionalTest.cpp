@@ -744,7 +744,7 @@ TEST(FunctionalTest, CompositesRecordOnlyKilnOpsAndReadNoValues) {
     batch_norm(wave({2, 3, 2}), s.runningMean, s.runningVar, s.weight, s.bias, true);
   }
   EXPECT_THAT(hook.valueReads, ::testing::IsEmpty());
-  // The core ops of DESIGN.md §4 that composites may use.
+  // The core ops of docs/ARCHITECTURE.md §4 that composites may use.
   const std::vector<std::string> dialect = {
       "kiln.constant", "kiln.neg", "kiln.abs", "kiln.exp", "kiln.log", "kiln.sqrt",
       "kiln.rsqrt", "kiln.tanh", "kiln.sigmoid", "kiln.relu", "kiln.gelu", "kiln.add",

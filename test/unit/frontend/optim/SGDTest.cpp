@@ -16,7 +16,7 @@ using testing::expectGoldenRun;
 
 TEST(SGD, PlainStepsMatchPyTorch) {
   expectGoldenRun("sgd_plain", kFloat64, [](std::vector<Tensor>& params) {
-    return std::make_unique<SGD>(params, /*lr=*/0.1);  // DESIGN.md §1's spelling
+    return std::make_unique<SGD>(params, /*lr=*/0.1);  // docs/ARCHITECTURE.md §1's spelling
   });
 }
 
