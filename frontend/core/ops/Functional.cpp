@@ -85,9 +85,24 @@ Tensor perChannel(const Tensor& c, const Tensor& x, const SourceLoc& loc) {
   return convert(c, x.dtype(), loc).reshape(shape, loc);
 }
 
+// A batch_norm momentum: a number, or (when `tensor` is defined) a 0-d floating tensor.
+struct Momentum {
+  double value;
+  Tensor tensor;
+};
+
 // running = (1 - momentum)·running + momentum·batch, in place (a state update to a trace).
-void updateRunning(Tensor running, const Tensor& batch, double momentum, const SourceLoc& loc) {
-  if (running.defined()) running.mul_(1.0 - momentum, loc).add_(batch, momentum, loc);
+// A tensor momentum is rounded where a number would be, so both give the same bits.
+void updateRunning(Tensor running, const Tensor& batch, const Momentum& momentum,
+                   const SourceLoc& loc) {
+  if (!running.defined()) return;
+  if (!momentum.tensor.defined()) {
+    running.mul_(1.0 - momentum.value, loc).add_(batch, momentum.value, loc);
+    return;
+  }
+  const Tensor& m = momentum.tensor;
+  running.mul_(sub(1.0, m, loc).to(running.dtype(), loc), loc)
+      .add_(mul(batch, m.to(batch.dtype(), loc), loc), 1.0, loc);
 }
 
 void requireShape(const char* op, const char* what, const Tensor& t, const Shape& expected,
@@ -274,12 +289,15 @@ Tensor layer_norm(const Tensor& x, const Shape& normalizedShape, const Tensor& w
   return y;
 }
 
+namespace {
+
 // The weight folds into a per-channel scale (and, in evaluation, the running mean into a
 // per-channel shift), so the full-size work is two elementwise ops, as PyTorch's CPU
 // inference kernel. Statistics and parameters compute in x's dtype.
-Tensor batch_norm(const Tensor& x, const Tensor& runningMean, const Tensor& runningVar,
-                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
-                  double eps, const SourceLoc& loc) {
+
+Tensor batchNorm(const Tensor& x, const Tensor& runningMean, const Tensor& runningVar,
+                 const Tensor& weight, const Tensor& bias, bool training, const Momentum& momentum,
+                 double eps, const SourceLoc& loc) {
   requireFloating("batch_norm", "input", x, loc);
   if (x.dim() < 2)
     throw ShapeError::make(loc, "batch_norm", "expects an input of shape [N, C, *], got ",
@@ -322,6 +340,25 @@ Tensor batch_norm(const Tensor& x, const Tensor& runningMean, const Tensor& runn
   }
   Tensor y = mul(centered, scale, loc);
   return shift.defined() ? add(y, shift, loc) : y;
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& runningMean, const Tensor& runningVar,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum,
+                  double eps, const SourceLoc& loc) {
+  return batchNorm(x, runningMean, runningVar, weight, bias, training, {momentum, Tensor()}, eps, loc);
+}
+
+Tensor batch_norm(const Tensor& x, const Tensor& runningMean, const Tensor& runningVar,
+                  const Tensor& weight, const Tensor& bias, bool training, const Tensor& momentum,
+                  double eps, const SourceLoc& loc) {
+  if (!momentum.defined())
+    throw Error::make(loc, "batch_norm", "the momentum is an undefined tensor");
+  if (momentum.dim() != 0 || !momentum.is_floating_point())
+    throw TypeError::make(loc, "batch_norm", "a tensor momentum must be a 0-d floating-point "
+                          "tensor, got a ", momentum.dtype(), " tensor of shape ", momentum.sizes());
+  return batchNorm(x, runningMean, runningVar, weight, bias, training, {0.0, momentum}, eps, loc);
 }
 
 // ---- losses -------------------------------------------------------------------------------

@@ -39,20 +39,23 @@ void BatchNorm2dImpl::reset_parameters(const SourceLoc& loc) {
 Tensor BatchNorm2dImpl::forward(const Tensor& x, const SourceLoc& loc) {
   if (x.dim() != 4)
     throw ShapeError::make(loc, "BatchNorm2d", "expects a 4-d input [N, C, H, W], got shape ", x.sizes());
-  double momentum = options.momentum().value_or(0.0);
-  if (is_training() && options.track_running_stats()) {
-    {
-      NoGradGuard noGrad;
-      Tensor one = scalarOperand(num_batches_tracked, int64_t(1), ScalarKind::Integral, loc);
-      num_batches_tracked.add_(one, 1.0, loc);
-    }
-    // The cumulative average reads the count, a value read under a trace.
-    if (!options.momentum()) momentum = 1.0 / num_batches_tracked.item<double>(loc);
-  }
   // Evaluation without running statistics normalizes with the batch's, as PyTorch.
   const bool batchStats = is_training() || !running_mean.defined();
-  return batch_norm(x, running_mean, running_var, weight, bias, batchStats, momentum, options.eps(),
-                    loc);
+  if (!is_training() || !options.track_running_stats())
+    return batch_norm(x, running_mean, running_var, weight, bias, batchStats,
+                      options.momentum().value_or(0.0), options.eps(), loc);
+  Tensor cumulative;  // the cumulative average's momentum, 1 / num_batches_tracked
+  {
+    NoGradGuard noGrad;
+    Tensor one = scalarOperand(num_batches_tracked, int64_t(1), ScalarKind::Integral, loc);
+    num_batches_tracked.add_(one, 1.0, loc);
+    // A tensor op on the count, not a read of it: a trace records it (issue 19).
+    if (!options.momentum()) cumulative = div(1.0, num_batches_tracked.to(kFloat64, loc), loc);
+  }
+  if (cumulative.defined())
+    return batch_norm(x, running_mean, running_var, weight, bias, true, cumulative, options.eps(), loc);
+  return batch_norm(x, running_mean, running_var, weight, bias, true, *options.momentum(),
+                    options.eps(), loc);
 }
 
 void BatchNorm2dImpl::pretty_print(std::ostream& os) const {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <vector>
 
 #include "kiln/core/Functional.h"
@@ -260,6 +261,26 @@ TEST(TraceTrainingTest, DepthwiseConvolutionsTrainTracedAsEagerWithoutABakeWarni
     EXPECT_TRUE(sameBits(p, eagerParams.at(name))) << name;
   // The weights moved: a baked first-step weight would have shown above.
   EXPECT_FALSE(sameBits(net->named_parameters().at("0.weight"), makeNet()->named_parameters().at("0.weight")));
+}
+
+// BatchNorm2d's cumulative average (momentum nullopt) divides by num_batches_tracked with
+// a tensor op instead of reading the count: a symbolic trace records it (it threw), and
+// the running statistics after 5 traced steps are eager's.
+TEST(TraceTrainingTest, BatchNormsCumulativeAverageTracesSymbolically) {
+  auto makeNet = [] {
+    manual_seed(4);
+    return nn::Sequential(nn::Conv2d(3, 4, 3), nn::BatchNorm2d(nn::BatchNormOptions(4).momentum(std::nullopt)));
+  };
+  nn::Sequential eagerNet = makeNet(), net = makeNet();
+  auto forward = jit::trace([&](Tensor x) { return net->forward(x); }, {.symbolic = true});
+  manual_seed(12);
+  for (int i = 0; i < 5; ++i) {
+    Tensor x = randn({2, 3, 6, 6});
+    EXPECT_TRUE(sameBits(forward(x), eagerNet->forward(x))) << "call " << i;
+  }
+  EXPECT_EQ(forward.num_traces(), 1u);
+  auto eagerBuffers = eagerNet->named_buffers();
+  for (const auto& [name, b] : net->named_buffers()) EXPECT_TRUE(sameBits(b, eagerBuffers.at(name))) << name;
 }
 
 TEST(TraceTrainingTest, TensorsCreatedOnEveryCallAreAnError) {

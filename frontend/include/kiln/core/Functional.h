@@ -55,6 +55,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(),
                   bool training = false, double momentum = 0.1, double eps = 1e-5,
                   const SourceLoc& loc = SourceLoc::current());
+// The same with the momentum a 0-d floating tensor, read when the op runs (BatchNorm2d's
+// cumulative average, 1 / num_batches_tracked, under a trace) and rounded as a number is.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, const Tensor& momentum,
+                  double eps = 1e-5, const SourceLoc& loc = SourceLoc::current());
 
 // ---- losses -------------------------------------------------------------------------------
 // (input - target)², reduced. The shapes must be equal (PyTorch broadcasts with a warning;

@@ -446,6 +446,23 @@ TEST(FunctionalTest, BatchNormRunningStatsAcrossTwoTrainingCallsAndEval) {
   EXPECT_TRUE(matches(s.runningVar, kBnVar2, {3}));
 }
 
+// A tensor momentum gives the bits of the same momentum as a number; a bad one is named.
+TEST(FunctionalTest, BatchNormTensorMomentumEqualsTheNumber) {
+  BatchNormState a, b;
+  const Tensor x = wave({2, 3, 2, 2});
+  for (double momentum : {0.1, 1.0 / 3.0}) {
+    Tensor y = batch_norm(x, a.runningMean, a.runningVar, a.weight, a.bias, true, momentum);
+    Tensor z = batch_norm(x, b.runningMean, b.runningVar, b.weight, b.bias, true,
+                          scalar_tensor(momentum, kFloat64));
+    EXPECT_TRUE(matches(z, golden::valuesAsDouble(y), {2, 3, 2, 2}));
+    EXPECT_EQ(golden::valuesAsDouble(b.runningMean), golden::valuesAsDouble(a.runningMean));
+    EXPECT_EQ(golden::valuesAsDouble(b.runningVar), golden::valuesAsDouble(a.runningVar));
+  }
+  EXPECT_KILN_ERROR_HAS(batch_norm(x, b.runningMean, b.runningVar, b.weight, b.bias, true, ones({3})),
+                        TypeError, "a tensor momentum must be a 0-d floating-point tensor, got a "
+                        "float32 tensor of shape [3]");
+}
+
 TEST(FunctionalTest, BatchNormOfNCInFloat32WithoutAffine) {
   Tensor mean = zeros({3}), variance = ones({3});
   Tensor y = batch_norm(wave({4, 3}, 0.8, 0.0, 1.0, kFloat32), mean, variance, {}, {}, true, 0.3);
