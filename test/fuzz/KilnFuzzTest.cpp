@@ -1,0 +1,224 @@
+// kiln-fuzz's own pieces: the comparison and its tolerances, the C++ printer, the
+// generator (deterministic, valid, well-conditioned), the minimizer, the runner's verdicts
+// and the forked child's report of crashes and hangs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <csignal>
+#include <limits>
+#include <optional>
+
+#include "kiln/core/Ops.h"
+#include "kiln/core/Random.h"
+#include "tools/kiln-fuzz/Analysis.h"
+#include "tools/kiln-fuzz/Compare.h"
+#include "tools/kiln-fuzz/Generator.h"
+#include "tools/kiln-fuzz/Isolate.h"
+#include "tools/kiln-fuzz/Minimize.h"
+#include "tools/kiln-fuzz/Program.h"
+#include "tools/kiln-fuzz/Runner.h"
+
+namespace kiln::fuzz {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+Tolerance loose() { return {.bitwise = false, .atol = 1e-6, .rtol = 1e-5}; }
+
+// ---- comparison -------------------------------------------------------------------------
+TEST(KilnFuzzCompare, BeyondToleranceIsAMismatchWithinIsNot) {
+  Tensor want = tensor(std::vector<float>{1.0f, -2.0f, 3.0f});
+  EXPECT_THAT(difference(add(want, tensor(std::vector<float>{0, 0, 1e-3f})), want, loose()),
+              HasSubstr("1 of 3 elements differ; first at [2]"));
+  EXPECT_THAT(difference(add(want, tensor(std::vector<float>{0, 1e-6f, 0})), want, loose()), IsEmpty());
+}
+
+TEST(KilnFuzzCompare, BitwiseCatchesOneUlp) {
+  Tensor want = tensor(std::vector<float>{1.0f, 2.0f});
+  Tensor got = tensor(std::vector<float>{1.0f, std::nextafter(2.0f, 3.0f)});
+  EXPECT_THAT(difference(got, want, Tolerance{}), HasSubstr("differ bitwise"));
+  EXPECT_THAT(difference(want.clone(), want, Tolerance{}), IsEmpty());
+}
+
+TEST(KilnFuzzCompare, NanMatchesNanOnly) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor want = tensor(std::vector<float>{nan, 1.0f});
+  EXPECT_THAT(difference(tensor(std::vector<float>{nan, 1.0f}), want, loose()), IsEmpty());
+  EXPECT_THAT(difference(tensor(std::vector<float>{0.0f, 1.0f}), want, loose()), Not(IsEmpty()));
+  EXPECT_THAT(difference(tensor(std::vector<float>{1.0f, nan}), tensor(std::vector<float>{1.0f, 1.0f}), loose()),
+              Not(IsEmpty()));
+}
+
+TEST(KilnFuzzCompare, IntegersAndBoolsAreExactWhateverTheTolerance) {
+  Tolerance huge{.bitwise = false, .atol = 10, .rtol = 10};
+  EXPECT_THAT(difference(tensor(std::vector<int64_t>{1, 3}), tensor(std::vector<int64_t>{1, 2}), huge),
+              HasSubstr("first at [1]"));
+  EXPECT_THAT(difference(tensor(std::vector<bool>{true}), tensor(std::vector<bool>{false}), huge), Not(IsEmpty()));
+  EXPECT_THAT(difference(tensor(std::vector<int64_t>{4}), tensor(std::vector<int64_t>{4}), huge), IsEmpty());
+}
+
+TEST(KilnFuzzCompare, ShapeAndDtypeMustMatch) {
+  Tensor want = zeros({2, 3});
+  EXPECT_THAT(difference(zeros({3, 2}), want, loose()), HasSubstr("where eager gives"));
+  EXPECT_THAT(difference(zeros({2, 3}, kFloat64), want, loose()), HasSubstr("where eager gives"));
+}
+
+TEST(KilnFuzzCompare, CompiledToleranceFollowsConditioningAndPrecision) {
+  manual_seed(1);
+  Tensor exact = randn({64}, kFloat64);
+  Tensor single = convert(exact, kFloat32);
+  // A well-conditioned float32 result: a few ulps pass, a 1e-4 relative error does not.
+  Tolerance t = compiledTolerance(single, single, exact, 8, kFloat32);
+  EXPECT_THAT(difference(mul(single, 1.0 + 4e-7), single, t), IsEmpty());
+  EXPECT_THAT(difference(mul(single, 1.0001), single, t), Not(IsEmpty()));
+  // float64 is held to float64's epsilon, unless float32 values fed it.
+  Tolerance f64 = compiledTolerance(exact, single, exact, 8, kFloat64);
+  EXPECT_THAT(difference(mul(exact, 1.0 + 1e-9), exact, f64), Not(IsEmpty()));
+  Tolerance mixed = compiledTolerance(exact, single, exact, 8, kFloat32);
+  EXPECT_THAT(difference(mul(exact, 1.0 + 1e-9), exact, mixed), IsEmpty());
+  // An ill-conditioned result (the float32 shadow far from float64) allows more.
+  Tolerance wide = compiledTolerance(single, add(single, 1e-3), exact, 8, kFloat32);
+  EXPECT_THAT(difference(add(single, 1e-3), single, wide), IsEmpty());
+  // A gradient that cancels to a small value is judged in units of a larger floor.
+  Tensor tiny = mul(single, 1e-6);
+  EXPECT_THAT(difference(add(tiny, 1e-9), tiny, compiledTolerance(tiny, tiny, mul(exact, 1e-6), 8, kFloat32)),
+              Not(IsEmpty()));
+  EXPECT_THAT(difference(add(tiny, 1e-9), tiny, compiledTolerance(tiny, tiny, mul(exact, 1e-6), 8, kFloat32, 10.0)),
+              IsEmpty());
+}
+
+// ---- programs by hand ---------------------------------------------------------------------
+Node leaf(Op op, int slot, Shape shape, bool param = false) {
+  Node n;
+  n.op = op;
+  n.slot = slot;
+  n.flag = param;
+  n.shape = std::move(shape);
+  return n;
+}
+
+Node apply(Op op, std::vector<int> args, Shape shape, Shape ints = {}) {
+  Node n;
+  n.op = op;
+  n.args = std::move(args);
+  n.shape = std::move(shape);
+  n.ints = std::move(ints);
+  return n;
+}
+
+// layer_norm(tanh(x0) + p, {5}), with p a parameter, trained through a loss.
+Program layerNormProgram() {
+  Program p;
+  p.nodes = {leaf(Op::Input, 0, {3, 5}), leaf(Op::State, 0, {5}, true), apply(Op::Tanh, {0}, {3, 5}),
+             apply(Op::Add, {2, 1}, {3, 5}), apply(Op::LayerNorm, {3}, {3, 5}, {5})};
+  p.outputs = {4};
+  p.backward = true;
+  return p;
+}
+
+TEST(KilnFuzzProgram, PrintsAParityCaseCallingTheSameOps) {
+  const std::string text = printCase(layerNormProgram(), "fuzz_7", "// seed 7\n");
+  EXPECT_THAT(text, HasSubstr("// seed 7\nwithState(\"fuzz_7\", {normal({3, 5})},"));
+  EXPECT_THAT(text, HasSubstr("normal({5})(seed).requires_grad_();"));
+  EXPECT_THAT(text, HasSubstr("optim::SGD(Tensors{s[0]}, optim::SGDOptions(0.1)).zero_grad();"));
+  EXPECT_THAT(text, HasSubstr("Tensor v2 = tanh(x[0]);\n  Tensor v3 = add(v2, s[0]);\n"));
+  EXPECT_THAT(text, HasSubstr("Tensor v4 = layer_norm(v3, {5});"));
+  EXPECT_THAT(text, HasSubstr("Tensor loss = sum(mul(v4, s[1]));\n  loss.backward();"));
+  EXPECT_THAT(text, HasSubstr("return Tensors{v4, s[0].grad()};\n}),\n"));
+  int parens = 0, braces = 0;
+  for (char c : text) {
+    parens += c == '(' ? 1 : c == ')' ? -1 : 0;
+    braces += c == '{' ? 1 : c == '}' ? -1 : 0;
+  }
+  EXPECT_EQ(parens, 0);
+  EXPECT_EQ(braces, 0);
+}
+
+TEST(KilnFuzzProgram, EvaluateReturnsOutputsThenGradients) {
+  Program p = layerNormProgram();
+  Tensors state;
+  std::vector<Leaf> leaves = stateLeaves(p);
+  ASSERT_EQ(leaves.size(), 2u);  // the parameter and the loss weight
+  for (size_t k = 0; k < leaves.size(); ++k) state.push_back(makeLeaf(leaves[k], 900 + k));
+  Tensors out = evaluate(p, {makeLeaf(inputLeaves(p)[0], 100)}, state);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].sizes(), Shape({5}));
+  EXPECT_TRUE(std::isfinite(sum(out[1]).item<float>()));
+}
+
+// ---- runner --------------------------------------------------------------------------------
+TEST(KilnFuzzRunner, AValidProgramMatchesOnTheInterpreter) {
+  RunOptions options{.configs = {{"INTERP", false}, {"INTERP", true}}};
+  EXPECT_THAT(check(layerNormProgram(), options), IsEmpty());
+}
+
+TEST(KilnFuzzRunner, AProgramEagerRejectsIsReportedAsInvalid) {
+  Program p;  // view() of a transposed tensor: eager refuses
+  p.nodes = {leaf(Op::Input, 0, {3, 5}), apply(Op::Transpose, {0}, {5, 3}, {0, 1}),
+             apply(Op::View, {1}, {15}, {15})};
+  p.outputs = {2};
+  std::vector<Problem> problems = check(p, {.configs = {{"INTERP", false}}});
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].kind, "invalid");
+  EXPECT_THAT(problems[0].message, HasSubstr("not contiguous"));
+}
+
+// ---- generator -----------------------------------------------------------------------------
+TEST(KilnFuzzGenerator, TheSameSeedGivesTheSameProgram) {
+  GenOptions options;
+  EXPECT_EQ(printCase(generate(42, options), "a", ""), printCase(generate(42, options), "a", ""));
+  EXPECT_NE(printCase(generate(42, options), "a", ""), printCase(generate(43, options), "a", ""));
+}
+
+TEST(KilnFuzzGenerator, ProgramsAreWellConditionedAndEagerRunsThem) {
+  GenOptions options{.maxOps = 12};
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    Program p = generate(seed, options);
+    ASSERT_TRUE(wellConditioned(p)) << printCase(p, "seed_" + std::to_string(seed), "");
+    std::vector<Problem> problems = check(p, {.configs = {}, .calls = 1});
+    EXPECT_THAT(problems, IsEmpty()) << problems[0].message << "\n" << printCase(p, "s", "");
+  }
+}
+
+// ---- minimizer -----------------------------------------------------------------------------
+TEST(KilnFuzzMinimize, KeepsOnlyWhatTheFailureNeeds) {
+  // "Fails" while the program still holds a tanh: everything else can go.
+  auto hasTanh = [](const Program& p) {
+    for (const Node& n : p.nodes)
+      if (n.op == Op::Tanh) return true;
+    return false;
+  };
+  Program small = minimize(layerNormProgram(), hasTanh, 100);
+  EXPECT_EQ(countOps(small), 1);
+  EXPECT_FALSE(small.backward);
+  EXPECT_THAT(printCase(small, "m", ""), HasSubstr("Tensor v1 = tanh(x[0]);"));
+}
+
+TEST(KilnFuzzMinimize, CompactRenumbersLeaves) {
+  Program p = layerNormProgram();
+  p.outputs = {2};  // tanh(x0) alone: the parameter and the rest are dead
+  Program c = compact(p);
+  EXPECT_EQ(c.nodes.size(), 2u);
+  EXPECT_FALSE(c.backward);  // no parameter reaches the output
+}
+
+// ---- forked children -----------------------------------------------------------------------
+TEST(KilnFuzzIsolate, ReportsPassFailCrashAndHang) {
+  EXPECT_EQ(runInChild([] { return std::string(); }, 10).kind, ChildOutcome::Passed);
+  ChildOutcome failed = runInChild([] { return std::string("mismatch"); }, 10);
+  EXPECT_EQ(failed.kind, ChildOutcome::Failed);
+  EXPECT_EQ(failed.text, "mismatch");
+  ChildOutcome crashed = runInChild([]() -> std::string { std::raise(SIGSEGV); return ""; }, 10);
+  EXPECT_EQ(crashed.kind, ChildOutcome::Crashed);
+  EXPECT_THAT(crashed.text, HasSubstr("signal 11"));
+  ChildOutcome hung = runInChild([] { sleep(5); return std::string(); }, 1);
+  EXPECT_EQ(hung.kind, ChildOutcome::Crashed);
+  EXPECT_THAT(hung.text, HasSubstr("timed out after 1 s"));
+}
+
+}  // namespace
+}  // namespace kiln::fuzz

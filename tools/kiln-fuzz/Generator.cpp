@@ -1,0 +1,583 @@
+// The program generator: draws ops by weight, picks operands among earlier values or new
+// leaves of fitting shapes, and inserts guards (abs + 0.5, power-of-two rescales) where an
+// op would leave its well-conditioned domain.
+#include "tools/kiln-fuzz/Generator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "tools/kiln-fuzz/Analysis.h"
+
+namespace kiln::fuzz {
+
+namespace {
+
+constexpr int64_t kMaxNumel = 2048;
+constexpr int64_t kDims[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 17, 20, 33};
+
+int64_t numel(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<>()); }
+
+// splitmix64: the same stream on every platform, unlike std's distributions.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  int64_t below(int64_t n) { return n <= 1 ? 0 : int64_t(next() % uint64_t(n)); }
+  int64_t between(int64_t lo, int64_t hi) { return lo + below(hi - lo + 1); }  // inclusive
+  bool chance(int percent) { return below(100) < percent; }
+  template <class T, size_t N>
+  T pick(const T (&items)[N]) { return items[below(N)]; }
+
+ private:
+  uint64_t state_;
+};
+
+bool broadcastable(const Shape& a, const Shape& b, Shape& out) {
+  out.assign(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1, y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) return false;
+    out[out.size() - 1 - i] = std::max(x, y);
+  }
+  return true;
+}
+
+DType promote(DType a, DType b) { return a == kFloat64 || b == kFloat64 ? kFloat64 : kFloat32; }
+
+class Gen {
+ public:
+  Gen(uint64_t seed, const GenOptions& options) : rng_(seed), options_(options) {
+    p_.seed = seed;
+    dtype_ = rng_.chance(70) ? kFloat32 : kFloat64;
+    p_.backward = options.backward && rng_.chance(70);
+  }
+
+  Program run() {
+    floatLeaf(randomShape(rng_.chance(30) ? 4 : rng_.between(1, 3)));
+    if (rng_.chance(40)) floatLeaf(randomShape(rng_.between(1, 4)));
+    const int ops = int(rng_.between(1, std::max(1, options_.maxOps)));
+    for (int i = 0; i < ops; ++i)
+      for (int attempt = 0; attempt < 20 && !step(); ++attempt) {}
+    if (countOps(p_) == 0) push(unary(Op::Neg, pickValue()));
+    chooseOutputs();
+    if (gradParams(p_).empty()) p_.backward = false;
+    return p_;
+  }
+
+ private:
+  // ---- values and leaves ----------------------------------------------------------------
+  int push(Node n) {
+    facts_.push_back(infer(p_, facts_, n));
+    p_.nodes.push_back(std::move(n));
+    return int(p_.nodes.size()) - 1;
+  }
+
+  int leaf(Shape shape, DType dtype, Fill fill, bool state, bool param = false, int64_t high = 0) {
+    state = state || size_t(inputs_) >= kMaxInputs;
+    Node n;
+    n.op = state ? Op::State : Op::Input;
+    n.slot = state ? states_++ : inputs_++;
+    n.flag = param;
+    n.fill = fill;
+    n.high = high;
+    n.shape = std::move(shape);
+    n.dtype = dtype;
+    return push(std::move(n));
+  }
+
+  // A floating leaf: an input, or with backward often a parameter; sometimes the other dtype.
+  int floatLeaf(Shape shape, std::optional<DType> dtype = std::nullopt) {
+    const DType d = dtype.value_or(rng_.chance(10) ? (dtype_ == kFloat32 ? kFloat64 : kFloat32) : dtype_);
+    const bool param = p_.backward && rng_.chance(45);
+    return leaf(std::move(shape), d, rng_.chance(15) ? Fill::Positive : Fill::Normal, param, param);
+  }
+
+  Shape randomShape(int64_t rank) {
+    Shape s;
+    for (int64_t i = 0; i < rank; ++i) s.push_back(rng_.pick(kDims));
+    while (numel(s) > kMaxNumel) s[size_t(rng_.below(rank))] = rng_.between(1, 4);
+    return s;
+  }
+
+  const Node& node(int v) const { return p_.nodes[size_t(v)]; }
+  const Shape& shape(int v) const { return node(v).shape; }
+  int64_t rank(int v) const { return int64_t(shape(v).size()); }
+
+  // An earlier floating value, recent ones likelier.
+  int pickValue(int64_t wantRank = -1) {
+    std::vector<int> candidates;
+    for (int v = 0; v < int(p_.nodes.size()); ++v)
+      if (isFloatingPoint(node(v).dtype) && (wantRank < 0 || rank(v) == wantRank)) candidates.push_back(v);
+    if (candidates.empty()) return -1;
+    const int64_t back = std::min<int64_t>(rng_.below(3) == 0 ? rng_.below(int64_t(candidates.size())) : rng_.below(2),
+                                           int64_t(candidates.size()) - 1);
+    return candidates[candidates.size() - 1 - size_t(back)];
+  }
+
+  // ---- guards -----------------------------------------------------------------------------
+  int scaled(int v, double factor) {
+    Node n = unary(Op::MulScalar, v);
+    n.scalar = factor;
+    return push(std::move(n));
+  }
+
+  // |v| <= limit, by a power-of-two scale (exact) when needed.
+  int bounded(int v, double limit) {
+    const double m = facts_[size_t(v)].mag();
+    if (m <= limit) return v;
+    return scaled(v, std::ldexp(1.0, -int(std::ceil(std::log2(m / limit)))));
+  }
+
+  // v >= 0.5: abs(v) + 0.5 when v may be smaller.
+  int positive(int v) {
+    if (facts_[size_t(v)].lo >= 0.5) return v;
+    Node n = unary(Op::AddScalar, push(unary(Op::Abs, v)));
+    n.scalar = 0.5;
+    return push(std::move(n));
+  }
+
+  Node unary(Op op, int v) {
+    Node n;
+    n.op = op;
+    n.args = {v};
+    n.shape = shape(v);
+    n.dtype = node(v).dtype;
+    return n;
+  }
+
+  // ---- operands of binary ops -------------------------------------------------------------
+  Shape partnerShape(const Shape& a) {
+    Shape s = a;
+    if (rng_.chance(30) && !s.empty()) s.erase(s.begin(), s.begin() + rng_.between(1, int64_t(s.size())));
+    for (int64_t& d : s)
+      if (rng_.chance(25)) d = 1;
+    if (rng_.chance(10) && s.size() == a.size() && a.size() < 4) s.insert(s.begin(), rng_.between(2, 3));
+    return s;
+  }
+
+  // A value broadcastable with `a` (an earlier one, or a new leaf), within the size limits.
+  int partner(int a, Shape& out) {
+    if (rng_.chance(50)) {
+      std::vector<int> fits;
+      for (int v = 0; v < int(p_.nodes.size()); ++v)
+        if (v != a && isFloatingPoint(node(v).dtype) && broadcastable(shape(a), shape(v), out) &&
+            numel(out) <= kMaxNumel && out.size() <= 4)
+          fits.push_back(v);
+      if (!fits.empty()) {
+        const int v = fits[size_t(rng_.below(int64_t(fits.size())))];
+        broadcastable(shape(a), shape(v), out);
+        return v;
+      }
+    }
+    Shape s = partnerShape(shape(a));
+    if (!broadcastable(shape(a), s, out) || numel(out) > kMaxNumel) s = shape(a);
+    broadcastable(shape(a), s, out);
+    return floatLeaf(s);
+  }
+
+  // ---- ops --------------------------------------------------------------------------------
+  bool step() {
+    static constexpr Op kWeighted[] = {
+        Op::Neg, Op::Abs, Op::Exp, Op::Exp, Op::Log, Op::Sqrt, Op::Rsqrt, Op::Tanh, Op::Sigmoid, Op::Relu,
+        Op::Sin, Op::Cos, Op::Add, Op::Add, Op::Add, Op::Sub, Op::Mul, Op::Mul, Op::Mul, Op::Div,
+        Op::Maximum, Op::Minimum, Op::AddScalar, Op::MulScalar, Op::PowScalar, Op::Where, Op::Sum,
+        Op::Sum, Op::Mean, Op::Mean, Op::Amax, Op::Amin, Op::Softmax, Op::LogSoftmax, Op::LayerNorm,
+        Op::LayerNorm, Op::BatchNorm, Op::BatchNorm, Op::Matmul, Op::Matmul, Op::Addmm, Op::Reshape,
+        Op::Reshape, Op::View, Op::Unsqueeze, Op::Squeeze, Op::Flatten, Op::Transpose, Op::Permute,
+        Op::Slice, Op::Slice, Op::Contiguous, Op::Cat, Op::Cat, Op::Gather, Op::Conv2d, Op::Conv2d,
+        Op::MaxPool2d, Op::AvgPool2d, Op::Convert};
+    const Op op = rng_.pick(kWeighted);
+    const int before = int(p_.nodes.size());
+    const int v = emit(op);
+    if (v < 0) {  // undo guards and leaves made for an op that did not fit
+      p_.nodes.resize(size_t(before));
+      facts_.resize(size_t(before));
+      recountSlots();
+      return false;
+    }
+    if (facts_[size_t(v)].mag() > 64) bounded(v, 4);
+    return true;
+  }
+
+  void recountSlots() {
+    inputs_ = states_ = 0;
+    for (const Node& n : p_.nodes) {
+      if (n.op == Op::Input) inputs_ = std::max(inputs_, n.slot + 1);
+      if (n.op == Op::State) states_ = std::max(states_, n.slot + 1);
+    }
+  }
+
+  int emit(Op op) {
+    switch (op) {
+      case Op::Neg: case Op::Abs: case Op::Tanh: case Op::Sigmoid: case Op::Relu:
+        return push(unary(op, pickValue()));
+      case Op::Exp: return push(unary(op, bounded(pickValue(), 4)));
+      case Op::Sin: case Op::Cos: return push(unary(op, bounded(pickValue(), 8)));
+      case Op::Log: case Op::Sqrt: case Op::Rsqrt: return push(unary(op, positive(bounded(pickValue(), 64))));
+      case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Maximum: case Op::Minimum:
+        return binary(op);
+      case Op::AddScalar: case Op::MulScalar: case Op::PowScalar: return withScalar(op);
+      case Op::Where: return where();
+      case Op::Sum: case Op::Mean: case Op::Amax: case Op::Amin: return reduce(op);
+      case Op::Softmax: case Op::LogSoftmax: return softmax(op);
+      case Op::LayerNorm: return layerNorm();
+      case Op::BatchNorm: return batchNorm();
+      case Op::Matmul: return matmul();
+      case Op::Addmm: return addmm();
+      case Op::Reshape: case Op::View: return reshape(op);
+      case Op::Unsqueeze: case Op::Squeeze: case Op::Flatten: case Op::Transpose: case Op::Permute:
+        return reorder(op);
+      case Op::Slice: return slice();
+      case Op::Contiguous: return contiguous();
+      case Op::Cat: return concat();
+      case Op::Gather: return gather();
+      case Op::Conv2d: return conv2d();
+      case Op::MaxPool2d: case Op::AvgPool2d: return pool(op);
+      case Op::Convert: {
+        Node n = unary(op, pickValue());
+        n.dtype = n.dtype == kFloat32 ? kFloat64 : kFloat32;
+        return push(std::move(n));
+      }
+      default: return -1;
+    }
+  }
+
+  int binary(Op op) {
+    int a = pickValue();
+    Shape out;
+    int b = partner(a, out);
+    if (op == Op::Div) b = positive(bounded(b, 8));
+    if (op == Op::Mul) {  // keeps products of products from growing without bound
+      a = bounded(a, 16);
+      b = bounded(b, 16);
+    }
+    if (op != Op::Div && rng_.chance(30)) std::swap(a, b);
+    Node n = unary(op, a);
+    n.args = {a, b};
+    n.shape = out;
+    n.dtype = promote(node(a).dtype, node(b).dtype);
+    return push(std::move(n));
+  }
+
+  int withScalar(Op op) {
+    static constexpr double kAdd[] = {0.5, -1.5, 2.0, 0.25, 3.0}, kMul[] = {-1.5, 0.5, 2.0, -0.25, 3.0};
+    const int v = pickValue();
+    Node n = unary(op, op == Op::PowScalar ? bounded(v, 3) : v);
+    n.scalar = op == Op::AddScalar ? rng_.pick(kAdd) : op == Op::MulScalar ? rng_.pick(kMul) : double(rng_.between(2, 3));
+    return push(std::move(n));
+  }
+
+  int where() {
+    const int a = pickValue();
+    Shape out, condShape;
+    const int b = partner(a, out);
+    Shape c = partnerShape(shape(a));
+    if (!broadcastable(out, c, condShape) || condShape != out) c = out;
+    const int cond = leaf(c, kBool, Fill::Bools, false);
+    Node n = unary(Op::Where, a);
+    n.args = {cond, a, b};
+    n.shape = out;
+    n.dtype = promote(node(a).dtype, node(b).dtype);
+    return push(std::move(n));
+  }
+
+  // Distinct dims of a rank-r value, printed negative half the time.
+  Shape someDims(int64_t r, int64_t count) {
+    Shape all(static_cast<size_t>(r), 0);
+    std::iota(all.begin(), all.end(), 0);
+    for (int64_t i = r - 1; i > 0; --i) std::swap(all[size_t(i)], all[size_t(rng_.below(i + 1))]);
+    all.resize(size_t(count));
+    for (int64_t& d : all)
+      if (rng_.chance(30)) d -= r;
+    return all;
+  }
+
+  static int64_t normalize(int64_t d, int64_t r) { return d < 0 ? d + r : d; }
+
+  int reduce(Op op) {
+    const int a = pickValue();
+    Node n = unary(op, a);
+    const int64_t r = rank(a);
+    n.flag = rng_.chance(50);
+    if (r > 0 && !rng_.chance(20)) n.ints = someDims(r, rng_.between(1, r));
+    Shape out;
+    for (int64_t d = 0; d < r; ++d) {
+      const bool reduced = n.ints.empty() || std::any_of(n.ints.begin(), n.ints.end(),
+                                                         [&](int64_t k) { return normalize(k, r) == d; });
+      if (!reduced) out.push_back(shape(a)[size_t(d)]);
+      else if (n.flag) out.push_back(1);
+    }
+    n.shape = out;
+    return push(std::move(n));
+  }
+
+  int softmax(Op op) {
+    const int a = pickValue();
+    if (rank(a) == 0) return -1;
+    Node n = unary(op, bounded(a, 16));
+    n.ints = someDims(rank(a), 1);
+    return push(std::move(n));
+  }
+
+  // weight and bias of `shape`, in `dtype`, for a normalization's affine part.
+  void affine(Node& n, const Shape& shape, DType dtype) {
+    if (!rng_.chance(50)) return;
+    n.args.push_back(floatLeaf(shape, dtype));
+    n.args.push_back(floatLeaf(shape, dtype));
+  }
+
+  int layerNorm() {
+    const int a = pickValue();
+    if (rank(a) == 0) return -1;
+    Node n = unary(Op::LayerNorm, a);
+    const int64_t k = rank(a) >= 2 && rng_.chance(30) ? 2 : 1;
+    n.ints.assign(shape(a).end() - k, shape(a).end());
+    affine(n, n.ints, n.dtype);
+    return push(std::move(n));
+  }
+
+  int batchNorm() {
+    const int a = pickValue();
+    if (rank(a) < 2 || numel(shape(a)) / shape(a)[1] < 2) return -1;
+    Node n = unary(Op::BatchNorm, a);
+    const Shape channels{shape(a)[1]};
+    n.args.push_back(leaf(channels, n.dtype, Fill::Normal, true));
+    n.args.push_back(leaf(channels, n.dtype, Fill::Positive, true));
+    affine(n, channels, n.dtype);
+    n.scalar = rng_.chance(50) ? 0.1 : 0.3;
+    return push(std::move(n));
+  }
+
+  int matmul() {
+    const int a = bounded(pickValue(), 8);
+    if (rank(a) == 0) return -1;
+    const Shape as = shape(a);
+    const int64_t k = as.back(), m = rng_.pick(kDims), how = rng_.below(4);
+    Shape bs, out(as.begin(), as.end() - 1);
+    if (how == 0) {
+      bs = {k};  // matrix-vector, or a dot product
+    } else if (how == 1 && rank(a) >= 3) {
+      bs.assign(as.begin(), as.end() - 2);  // batched
+      bs.insert(bs.end(), {k, m});
+      out.push_back(m);
+    } else if (how == 2 && rank(a) == 1) {
+      bs = {rng_.between(2, 3), k, m};  // vector times a batch of matrices
+      out = {bs[0], m};
+    } else {
+      bs = {k, m};
+      out.push_back(m);
+    }
+    if (numel(out) > kMaxNumel) return -1;
+    Node n = unary(Op::Matmul, a);
+    n.args.push_back(bounded(floatLeaf(bs, n.dtype), 8));
+    n.shape = out;
+    return push(std::move(n));
+  }
+
+  int addmm() {
+    const int a = pickValue(2);
+    if (a < 0) return -1;
+    const int64_t m = rng_.pick(kDims);
+    Node n = unary(Op::Addmm, a);
+    const int b = floatLeaf({shape(a)[1], m}, n.dtype);
+    n.args = {floatLeaf({m}, n.dtype), a, b};
+    n.shape = {shape(a)[0], m};
+    return push(std::move(n));
+  }
+
+  // A new shape of the same size: dims merged, split, or a 1 inserted or removed.
+  Shape reshaped(Shape s) {
+    const size_t r = s.size();
+    const int64_t how = rng_.below(4);
+    if (how == 0 && r >= 2) {
+      const size_t i = size_t(rng_.below(int64_t(r) - 1));
+      s[i] *= s[i + 1];
+      s.erase(s.begin() + int64_t(i) + 1);
+    } else if (how == 1 && r >= 1 && r < 4) {
+      const size_t i = size_t(rng_.below(int64_t(r)));
+      for (int64_t f = 2; f < s[i]; ++f)
+        if (s[i] % f == 0) {
+          s.insert(s.begin() + int64_t(i) + 1, s[i] / f);
+          s[i] = f;
+          break;
+        }
+    } else if (how == 2 && r < 4) {
+      s.insert(s.begin() + rng_.below(int64_t(r) + 1), 1);
+    } else {
+      s = {numel(s)};
+    }
+    return s;
+  }
+
+  int reshape(Op op) {
+    const int a = pickValue();
+    if (op == Op::View && !facts_[size_t(a)].contiguous) return -1;
+    Node n = unary(op, a);
+    n.shape = reshaped(shape(a));
+    n.ints = n.shape;
+    if (!n.ints.empty() && rng_.chance(30)) n.ints[size_t(rng_.below(int64_t(n.ints.size())))] = -1;
+    return push(std::move(n));
+  }
+
+  int reorder(Op op) {
+    const int a = pickValue();
+    const int64_t r = rank(a);
+    Node n = unary(op, a);
+    Shape& s = n.shape;
+    if (op == Op::Unsqueeze) {
+      if (r >= 4) return -1;
+      const int64_t d = rng_.between(-(r + 1), r);
+      n.ints = {d};
+      s.insert(s.begin() + normalize(d, r + 1), 1);
+    } else if (op == Op::Squeeze) {
+      Shape ones;
+      for (int64_t d = 0; d < r; ++d)
+        if (s[size_t(d)] == 1) ones.push_back(d);
+      if (ones.empty()) return -1;
+      const int64_t d = ones[size_t(rng_.below(int64_t(ones.size())))];
+      n.ints = {rng_.chance(30) ? d - r : d};
+      s.erase(s.begin() + d);
+    } else if (op == Op::Flatten) {
+      if (r < 2) return -1;
+      const int64_t start = rng_.below(r - 1), end = rng_.between(start + 1, r - 1);
+      n.ints = {start, end};
+      int64_t merged = 1;
+      for (int64_t d = start; d <= end; ++d) merged *= s[size_t(d)];
+      s.erase(s.begin() + start + 1, s.begin() + end + 1);
+      s[size_t(start)] = merged;
+    } else if (op == Op::Transpose) {
+      if (r < 2) return -1;
+      const Shape d = someDims(r, 2);
+      n.ints = d;
+      std::swap(s[size_t(normalize(d[0], r))], s[size_t(normalize(d[1], r))]);
+    } else {
+      if (r < 2) return -1;
+      n.ints = someDims(r, r);
+      for (int64_t i = 0; i < r; ++i) s[size_t(i)] = shape(a)[size_t(normalize(n.ints[size_t(i)], r))];
+    }
+    return push(std::move(n));
+  }
+
+  int slice() {
+    const int a = pickValue();
+    const int64_t r = rank(a);
+    if (r == 0) return -1;
+    const int64_t d = rng_.below(r), size = shape(a)[size_t(d)];
+    const int64_t start = rng_.below(size), end = rng_.between(start + 1, size), step = rng_.between(1, 3);
+    Node n = unary(Op::Slice, a);
+    n.ints = {rng_.chance(30) ? d - r : d, rng_.chance(30) ? start - size : start, end, step};
+    n.shape[size_t(d)] = (end - start + step - 1) / step;
+    return push(std::move(n));
+  }
+
+  int contiguous() {
+    const int a = pickValue();
+    if (facts_[size_t(a)].contiguous) return -1;
+    return push(unary(Op::Contiguous, a));
+  }
+
+  int concat() {
+    const int a = pickValue();
+    const int64_t r = rank(a);
+    if (r == 0) return -1;
+    const int64_t d = rng_.below(r);
+    Node n = unary(Op::Cat, a);
+    n.ints = {rng_.chance(30) ? d - r : d};
+    for (int64_t k = rng_.between(1, 2); k > 0; --k) {
+      Shape s = shape(a);
+      s[size_t(d)] = rng_.between(1, 5);
+      n.shape[size_t(d)] += s[size_t(d)];
+      n.args.push_back(floatLeaf(s, n.dtype));
+    }
+    if (numel(n.shape) > kMaxNumel) return -1;
+    if (rng_.chance(30)) std::swap(n.args[0], n.args.back());
+    return push(std::move(n));
+  }
+
+  int gather() {
+    const int a = pickValue();
+    const int64_t r = rank(a);
+    if (r == 0) return -1;
+    const int64_t d = rng_.below(r);
+    Shape is = shape(a);
+    for (int64_t k = 0; k < r; ++k) is[size_t(k)] = k == d ? rng_.between(1, 5) : rng_.between(1, is[size_t(k)]);
+    Node n = unary(Op::Gather, a);
+    n.ints = {d};
+    n.args.push_back(leaf(is, kInt64, Fill::Ints, false, false, shape(a)[size_t(d)]));
+    n.shape = is;
+    return push(std::move(n));
+  }
+
+  // Output size of a window of `k` with `stride` and `padding` over `size`, or 0.
+  static int64_t windows(int64_t size, int64_t k, int64_t stride, int64_t padding) {
+    return size + 2 * padding < k ? 0 : (size + 2 * padding - k) / stride + 1;
+  }
+
+  // A rank-4 value for convolution and pooling: an earlier one, or often a new input.
+  int pickImage() {
+    const int a = pickValue(4);
+    return a >= 0 || rng_.chance(50) ? a : floatLeaf(randomShape(4));
+  }
+
+  int conv2d() {
+    const int a = pickImage();
+    if (a < 0) return -1;
+    const Shape& x = shape(a);
+    const int64_t c = x[1], k = rng_.between(1, 3), stride = rng_.between(1, 2), pad = rng_.between(0, 1);
+    const int64_t groups = rng_.chance(70) ? 1 : rng_.chance(60) ? c : std::gcd(c, int64_t(2));
+    const int64_t out = groups * rng_.between(1, 3);
+    const Shape result{x[0], out, windows(x[2], k, stride, pad), windows(x[3], k, stride, pad)};
+    if (result[2] == 0 || result[3] == 0 || numel(result) > kMaxNumel) return -1;
+    Node n = unary(Op::Conv2d, bounded(a, 8));
+    n.args.push_back(bounded(floatLeaf({out, c / groups, k, k}, n.dtype), 8));
+    if (rng_.chance(50)) n.args.push_back(floatLeaf({out}, n.dtype));
+    n.ints = {stride, pad, groups};
+    n.shape = result;
+    return push(std::move(n));
+  }
+
+  int pool(Op op) {
+    const int a = pickImage();
+    if (a < 0) return -1;
+    const int64_t k = rng_.between(1, 3), stride = rng_.between(1, 2), pad = rng_.between(0, k / 2);
+    Node n = unary(op, a);
+    n.ints = {k, stride, pad};
+    n.shape[2] = windows(shape(a)[2], k, stride, pad);
+    n.shape[3] = windows(shape(a)[3], k, stride, pad);
+    if (n.shape[2] == 0 || n.shape[3] == 0) return -1;
+    return push(std::move(n));
+  }
+
+  // ---- outputs ----------------------------------------------------------------------------
+  // The last op and up to two other ops nothing reads, so few ops are dead.
+  void chooseOutputs() {
+    std::vector<bool> read(p_.nodes.size(), false);
+    for (const Node& n : p_.nodes)
+      for (int a : n.args) read[size_t(a)] = true;
+    std::vector<int> sinks;
+    for (int v = int(p_.nodes.size()) - 1; v >= 0; --v)
+      if (!isLeaf(node(v).op) && !read[size_t(v)]) sinks.push_back(v);
+    p_.outputs = {sinks.front()};
+    for (size_t k = 1; k < sinks.size() && p_.outputs.size() < 3; ++k)
+      if (rng_.chance(70)) p_.outputs.push_back(sinks[k]);
+  }
+
+  Rng rng_;
+  GenOptions options_;
+  Program p_;
+  std::vector<Facts> facts_;
+  DType dtype_ = kFloat32;
+  int inputs_ = 0, states_ = 0;
+};
+
+}  // namespace
+
+Program generate(uint64_t seed, const GenOptions& options) { return Gen(seed, options).run(); }
+
+}  // namespace kiln::fuzz

@@ -1,0 +1,83 @@
+// fork/waitpid around a unit of work, its report passed back through a temporary file.
+#include "tools/kiln-fuzz/Isolate.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+
+namespace kiln::fuzz {
+
+namespace {
+
+[[noreturn]] void runChild(const std::function<std::string()>& work, std::FILE* report, unsigned timeout) {
+  alarm(timeout);  // SIGALRM's default action ends the child: the parent sees a hang
+  int code = 0;
+  std::string text;
+  try {
+    text = work();
+    code = text.empty() ? 0 : 1;
+  } catch (const std::exception& e) {
+    text = std::string("the fuzzer itself threw: ") + e.what();
+    code = 2;
+  }
+  std::fwrite(text.data(), 1, text.size(), report);
+  std::fflush(report);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  _exit(code);  // no static destructors: they belong to the parent
+}
+
+std::string readAll(std::FILE* f) {
+  std::string text;
+  std::rewind(f);
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
+
+}  // namespace
+
+Child Child::start(const std::function<std::string()>& work, unsigned timeoutSeconds) {
+  Child c;
+  c.report_ = std::tmpfile();
+  c.timeout_ = timeoutSeconds;
+  if (!c.report_) throw std::runtime_error("kiln-fuzz: tmpfile failed");
+  std::fflush(stdout);
+  std::fflush(stderr);
+  c.pid_ = fork();
+  if (c.pid_ < 0) throw std::runtime_error(std::string("kiln-fuzz: fork failed: ") + std::strerror(errno));
+  if (c.pid_ == 0) runChild(work, c.report_, timeoutSeconds);
+  return c;
+}
+
+ChildOutcome Child::finish(int status) {
+  ChildOutcome o;
+  o.text = readAll(report_);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return o;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 1) {
+    o.kind = ChildOutcome::Failed;
+    return o;
+  }
+  o.kind = ChildOutcome::Crashed;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    o.text = "timed out after " + std::to_string(timeout_) + " s";
+  else if (WIFSIGNALED(status))
+    o.text = std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  else
+    o.text = "exited with status " + std::to_string(WEXITSTATUS(status)) + (o.text.empty() ? "" : ": " + o.text);
+  return o;
+}
+
+ChildOutcome runInChild(const std::function<std::string()>& work, unsigned timeoutSeconds) {
+  Child c = Child::start(work, timeoutSeconds);
+  int status = 0;
+  while (waitpid(c.pid(), &status, 0) < 0 && errno == EINTR) {}
+  return c.finish(status);
+}
+
+}  // namespace kiln::fuzz

@@ -1,0 +1,38 @@
+// Runs work in a forked child, so a segfault, an abort or a hang is reported instead of
+// ending the fuzzer. The parent must not have started threads (OpenMP's included): it
+// only generates, prints and minimizes programs, and every Kiln op runs in a child.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+
+namespace kiln::fuzz {
+
+struct ChildOutcome {
+  enum Kind { Passed, Failed, Crashed } kind = Passed;
+  std::string text;  // the work's report, or how the child died
+};
+
+// A started child; the parent waits for it (waitpid) and then calls finish().
+class Child {
+ public:
+  // `work` returns "" when it passed, else its report. A child that runs longer than
+  // `timeoutSeconds` is killed and counts as crashed.
+  static Child start(const std::function<std::string()>& work, unsigned timeoutSeconds);
+  pid_t pid() const { return pid_; }
+  // The outcome, given the status waitpid returned for this child.
+  ChildOutcome finish(int status);
+
+ private:
+  pid_t pid_ = -1;
+  std::FILE* report_ = nullptr;
+  unsigned timeout_ = 0;
+};
+
+// Starts `work` in a child and waits for it.
+ChildOutcome runInChild(const std::function<std::string()>& work, unsigned timeoutSeconds);
+
+}  // namespace kiln::fuzz

@@ -1,0 +1,236 @@
+// kiln-fuzz: Kiln's differential fuzzer. Random programs run eagerly and traced under each
+// backend and mode, each in a forked child; failures are minimized and printed as C++.
+//
+//   kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR] [--modes=value,symbolic]
+//             [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J]
+//             [--minimize-budget=B] [--timeout=SECONDS] [--no-fork]
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tools/kiln-fuzz/Generator.h"
+#include "tools/kiln-fuzz/Isolate.h"
+#include "tools/kiln-fuzz/Minimize.h"
+#include "tools/kiln-fuzz/Program.h"
+#include "tools/kiln-fuzz/Runner.h"
+
+namespace kiln::fuzz {
+namespace {
+
+struct Options {
+  uint64_t seed = 1;
+  int64_t programs = 100;
+  std::vector<std::string> backends = {"INTERP", "MLIR"};
+  std::vector<std::string> modes = {"value", "symbolic"};
+  GenOptions gen;
+  bool printPrograms = false;
+  int jobs = 1;
+  int minimizeBudget = 60;
+  unsigned timeout = 300;
+  bool fork = true;  // --no-fork runs each program in this process (for a debugger)
+};
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::cerr << "kiln-fuzz: " << problem
+            << "\nusage: kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR] [--modes=value,symbolic]"
+               " [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J] [--minimize-budget=B]"
+               " [--timeout=SECONDS] [--no-fork]\n";
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const size_t eq = arg.find('=');
+    const std::string name = arg.substr(0, eq), value = eq == std::string::npos ? "" : arg.substr(eq + 1);
+    try {
+      if (name == "--seed") o.seed = std::stoull(value, nullptr, 0);
+      else if (name == "--programs") o.programs = std::stoll(value);
+      else if (name == "--backends") o.backends = split(value);
+      else if (name == "--modes") o.modes = split(value);
+      else if (name == "--max-ops") o.gen.maxOps = std::stoi(value);
+      else if (name == "--no-backward") o.gen.backward = false;
+      else if (name == "--print-programs") o.printPrograms = true;
+      else if (name == "--jobs") o.jobs = std::max(1, std::stoi(value));
+      else if (name == "--minimize-budget") o.minimizeBudget = std::stoi(value);
+      else if (name == "--timeout") o.timeout = unsigned(std::stoul(value));
+      else if (name == "--no-fork") o.fork = false;
+      else usage("unknown argument " + arg);
+    } catch (const std::logic_error&) {
+      usage("bad value in " + arg);
+    }
+  }
+  for (const std::string& m : o.modes)
+    if (m != "value" && m != "symbolic") usage("unknown mode " + m);
+  return o;
+}
+
+RunOptions runOptions(const Options& o) {
+  RunOptions r;
+  for (const std::string& b : o.backends)
+    for (const std::string& m : o.modes) r.configs.push_back({b, m == "symbolic"});
+  return r;
+}
+
+// ---- problems through the child's report ------------------------------------------------
+constexpr char kField = '\x1f', kRecord = '\x1e';
+
+std::string encode(const std::vector<Problem>& problems) {
+  std::string out;
+  for (const Problem& p : problems) out += p.config + kField + p.kind + kField + p.message + kRecord;
+  return out;
+}
+
+std::vector<Problem> decode(const std::string& text) {
+  std::vector<Problem> problems;
+  std::stringstream in(text);
+  for (std::string record; std::getline(in, record, kRecord);) {
+    const size_t a = record.find(kField), b = record.find(kField, a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    problems.push_back({record.substr(0, a), record.substr(a + 1, b - a - 1), record.substr(b + 1)});
+  }
+  return problems;
+}
+
+std::string describe(const Problem& p) { return p.kind + " under " + p.config + ": " + p.message; }
+
+// ---- one program ----------------------------------------------------------------------
+struct Result {
+  uint64_t seed = 0;
+  Program program;
+  ChildOutcome outcome;
+};
+
+std::function<std::string()> checkWork(const Program& p, const RunOptions& r) {
+  return [p, r] { return encode(check(p, r)); };
+}
+
+// Whether `candidate` still fails the way `original` did (same config and kind, or the
+// same crash), keeping the last failure's description in `last`.
+bool failsAlike(const Program& candidate, const ChildOutcome& original, const RunOptions& all, unsigned timeout,
+                std::string& last) {
+  if (original.kind == ChildOutcome::Crashed) {
+    ChildOutcome o = runInChild(checkWork(candidate, all), timeout);
+    if (o.kind != ChildOutcome::Crashed || o.text != original.text) return false;
+    last = "crash: " + o.text;
+    return true;
+  }
+  const Problem first = decode(original.text).at(0);
+  RunOptions one;
+  for (const Config& c : all.configs)
+    if (c.name() == first.config) one.configs.push_back(c);
+  ChildOutcome o = runInChild(checkWork(candidate, one), timeout);
+  if (o.kind != ChildOutcome::Failed) return false;
+  const std::vector<Problem> got = decode(o.text);
+  if (got.empty() || got[0].config != first.config || got[0].kind != first.kind) return false;
+  last = describe(got[0]);
+  return true;
+}
+
+// The configs a crash happens under alone: minimizing then runs only the first of them.
+RunOptions crashingConfigs(const Result& r, const Options& o, const RunOptions& all) {
+  RunOptions crashing;
+  for (const Config& c : all.configs) {
+    RunOptions one{.configs = {c}, .calls = all.calls};
+    if (runInChild(checkWork(r.program, one), o.timeout).kind == ChildOutcome::Crashed) crashing.configs.push_back(c);
+  }
+  return crashing.configs.empty() ? all : crashing;
+}
+
+void report(const Result& r, const Options& o, const RunOptions& runAll) {
+  RunOptions all = runAll;
+  std::string first;
+  if (r.outcome.kind == ChildOutcome::Crashed) {
+    all = crashingConfigs(r, o, runAll);  // no crash without fork: o.fork holds here
+    first = "crash: " + r.outcome.text + " under";
+    for (const Config& c : all.configs) first += " " + c.name() + (&c == &all.configs.back() ? "" : ",");
+    all.configs.resize(1);
+  } else
+    for (const Problem& p : decode(r.outcome.text)) first += (first.empty() ? "" : "\n  also ") + describe(p);
+  std::cout << "\nkiln-fuzz: seed " << r.seed << ": " << first << "\n";
+  std::string last = r.outcome.kind == ChildOutcome::Crashed ? first : describe(decode(r.outcome.text).at(0));
+  int tries = 0;
+  Program small = minimize(r.program, [&](const Program& c) {
+    ++tries;
+    return failsAlike(c, r.outcome, all, o.timeout, last);
+  }, o.fork ? o.minimizeBudget : 0);  // children may not fork from a process that ran Kiln
+  std::ostringstream comment;
+  comment << "// kiln-fuzz --seed=" << r.seed << " --programs=1"
+          << (o.gen.backward ? "" : " --no-backward") << " --max-ops=" << o.gen.maxOps << "\n"
+          << "// minimized from " << countOps(r.program) << " to " << countOps(small) << " ops (" << tries
+          << " tries): " << last << "\n"
+          << "// Paste into regressions() in test/e2e/OpCases.cpp"
+          << (gradParams(small).empty() ? "" : " (with kiln/optim/SGD.h and //frontend:optim)") << ".\n";
+  std::cout << printCase(small, "fuzz_" + std::to_string(r.seed), comment.str());
+}
+
+int run(const Options& o) {
+  setenv("KILN_CACHE_DIR", "off", 1);
+  const RunOptions all = runOptions(o);
+  std::vector<Result> failures;
+  std::map<pid_t, std::pair<Child, Result>> running;
+  const auto start = std::chrono::steady_clock::now();
+  int64_t next = 0;
+  while (next < o.programs || !running.empty()) {
+    while (next < o.programs && int(running.size()) < o.jobs) {
+      Result r;
+      r.seed = o.seed + uint64_t(next++);
+      r.program = generate(r.seed, o.gen);
+      if (o.printPrograms) std::cout << printCase(r.program, "fuzz_" + std::to_string(r.seed), "// seed " + std::to_string(r.seed) + "\n");
+      if (!o.fork) {
+        std::vector<Problem> problems = check(r.program, all);
+        r.outcome = {problems.empty() ? ChildOutcome::Passed : ChildOutcome::Failed, encode(problems)};
+        if (!problems.empty()) failures.push_back(std::move(r));
+        continue;
+      }
+      Child c = Child::start(checkWork(r.program, all), o.timeout);
+      running.emplace(c.pid(), std::make_pair(c, std::move(r)));
+    }
+    if (running.empty()) continue;
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    Result r = std::move(it->second.second);
+    r.outcome = it->second.first.finish(status);
+    running.erase(it);
+    if (r.outcome.kind != ChildOutcome::Passed) {
+      std::cout << "kiln-fuzz: seed " << r.seed << " fails; minimized below" << std::endl;
+      failures.push_back(std::move(r));
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  int mismatches = 0, crashes = 0;
+  std::sort(failures.begin(), failures.end(), [](const Result& a, const Result& b) { return a.seed < b.seed; });
+  for (const Result& r : failures) {
+    (r.outcome.kind == ChildOutcome::Crashed ? crashes : mismatches)++;
+    report(r, o, all);
+  }
+  std::cout << "kiln-fuzz: checked in " << seconds << " s (" << double(o.programs) / seconds << " programs/s)\n";
+  std::cout << "kiln-fuzz: " << o.programs << " programs, " << mismatches << " mismatches, " << crashes
+            << " crashes (seeds " << o.seed << ".." << o.seed + uint64_t(std::max<int64_t>(o.programs, 1) - 1)
+            << ")\n";
+  return mismatches + crashes == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace kiln::fuzz
+
+int main(int argc, char** argv) { return kiln::fuzz::run(kiln::fuzz::parse(argc, argv)); }

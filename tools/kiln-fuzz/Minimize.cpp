@@ -1,0 +1,127 @@
+// Candidate reductions of a program, tried smallest-effect-last until none still fails.
+#include "tools/kiln-fuzz/Minimize.h"
+
+#include <algorithm>
+#include <map>
+
+#include "tools/kiln-fuzz/Analysis.h"
+
+namespace kiln::fuzz {
+
+namespace {
+
+// Every use of node `from` (operands and outputs) reads node `to` instead.
+Program replaceUses(Program p, int from, int to) {
+  for (Node& n : p.nodes)
+    for (int& a : n.args)
+      if (a == from) a = to;
+  for (int& o : p.outputs)
+    if (o == from) o = to;
+  return p;
+}
+
+// Node `n` becomes a new input of the same shape and dtype, filled by `fill`.
+Program cut(Program p, int n, Fill fill) {
+  int inputs = 0;
+  for (const Node& node : p.nodes)
+    if (node.op == Op::Input) inputs = std::max(inputs, node.slot + 1);
+  Node& node = p.nodes[size_t(n)];
+  Node leaf;
+  leaf.op = Op::Input;
+  leaf.slot = inputs;
+  leaf.fill = fill;
+  leaf.shape = node.shape;
+  leaf.dtype = node.dtype;
+  node = leaf;
+  return p;
+}
+
+std::vector<Program> candidates(const Program& p) {
+  std::vector<Program> out;
+  for (size_t j = 0; p.outputs.size() > 1 && j < p.outputs.size(); ++j) {
+    Program c = p;
+    c.outputs.erase(c.outputs.begin() + int64_t(j));
+    out.push_back(c);
+  }
+  if (p.backward) {
+    Program c = p;
+    c.backward = false;
+    out.push_back(c);
+  }
+  for (int n = int(p.nodes.size()) - 1; n >= 0; --n) {
+    const Node& node = p.nodes[size_t(n)];
+    if (isLeaf(node.op)) continue;
+    for (int a : node.args) {
+      const Node& arg = p.nodes[size_t(a)];
+      if (arg.shape == node.shape && arg.dtype == node.dtype) out.push_back(replaceUses(p, n, a));
+    }
+    if (!isFloatingPoint(node.dtype)) continue;
+    out.push_back(cut(p, n, Fill::Normal));
+    out.push_back(cut(p, n, Fill::Positive));  // for divisors and logarithms
+  }
+  return out;
+}
+
+bool sameNode(const Node& a, const Node& b) {
+  return a.op == b.op && a.args == b.args && a.ints == b.ints && a.scalar == b.scalar && a.flag == b.flag &&
+         a.fill == b.fill && a.high == b.high && a.slot == b.slot && a.shape == b.shape && a.dtype == b.dtype;
+}
+
+bool same(const Program& a, const Program& b) {
+  return a.backward == b.backward && a.outputs == b.outputs && a.nodes.size() == b.nodes.size() &&
+         std::equal(a.nodes.begin(), a.nodes.end(), b.nodes.begin(), sameNode);
+}
+
+}  // namespace
+
+Program compact(const Program& p) {
+  std::vector<bool> live(p.nodes.size(), false);
+  for (int o : p.outputs) live[size_t(o)] = true;
+  for (size_t n = p.nodes.size(); n-- > 0;)
+    if (live[n])
+      for (int a : p.nodes[n].args) live[size_t(a)] = true;
+  Program c;
+  c.seed = p.seed;
+  c.backward = p.backward;
+  std::vector<int> index(p.nodes.size(), -1);
+  std::map<int, int> inputs, states;  // old slot to new, in order
+  for (size_t n = 0; n < p.nodes.size(); ++n)
+    if (live[n] && p.nodes[n].op == Op::Input) inputs.emplace(p.nodes[n].slot, 0);
+    else if (live[n] && p.nodes[n].op == Op::State) states.emplace(p.nodes[n].slot, 0);
+  int k = 0;
+  for (auto& [slot, renumbered] : inputs) renumbered = k++;
+  k = 0;
+  for (auto& [slot, renumbered] : states) renumbered = k++;
+  for (size_t n = 0; n < p.nodes.size(); ++n) {
+    if (!live[n]) continue;
+    Node node = p.nodes[n];
+    for (int& a : node.args) a = index[size_t(a)];
+    if (node.op == Op::Input) node.slot = inputs[node.slot];
+    if (node.op == Op::State) node.slot = states[node.slot];
+    index[n] = int(c.nodes.size());
+    c.nodes.push_back(node);
+  }
+  for (int o : p.outputs) c.outputs.push_back(index[size_t(o)]);
+  if (gradParams(c).empty()) c.backward = false;
+  return c;
+}
+
+Program minimize(Program p, const std::function<bool(const Program&)>& fails, int budget) {
+  p = compact(p);
+  for (bool progress = true; progress && budget > 0;) {
+    progress = false;
+    for (const Program& raw : candidates(p)) {
+      Program c = compact(raw);
+      if (same(c, p) || !wellConditioned(c)) continue;
+      if (budget-- <= 0) break;
+      if (fails(c)) {
+        p = c;
+        progress = true;
+        break;
+      }
+    }
+  }
+  return p;
+}
+
+}  // namespace kiln::fuzz

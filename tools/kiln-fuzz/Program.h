@@ -1,0 +1,97 @@
+// The fuzzer's program representation: a list of leaves and ops over Kiln's public API,
+// run by evaluate() and printed as C++ by printCase(), both from one table of ops.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kiln/core/Tensor.h"
+
+namespace kiln::fuzz {
+
+using Tensors = std::vector<Tensor>;
+
+// The most inputs a program takes (the traced function's arity); further leaves are state.
+inline constexpr size_t kMaxInputs = 10;
+
+enum class Op : uint8_t {
+  Input, State,  // leaves: an argument of the traced function, or state it reads
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Sin, Cos,
+  Add, Sub, Mul, Div, Maximum, Minimum,
+  AddScalar, MulScalar, PowScalar,
+  Where,
+  Sum, Mean, Amax, Amin,
+  Softmax, LogSoftmax, LayerNorm, BatchNorm,
+  Matmul, Addmm,
+  Reshape, View, Unsqueeze, Squeeze, Flatten, Transpose, Permute, Slice, Contiguous,
+  Cat, Gather,
+  Conv2d, MaxPool2d, AvgPool2d,
+  Convert,
+};
+
+// How a leaf's values are made from a seed: the makers of test/e2e/Parity.h, so a printed
+// reproducer pastes into that table and sees the same values.
+enum class Fill : uint8_t { Normal, Positive, Ints, Bools };
+
+// One value of the program: a leaf or an op applied to earlier nodes.
+struct Node {
+  Op op = Op::Input;
+  std::vector<int> args;  // operand node indices, all smaller than this node's
+  Shape ints;             // attributes, meaning per op (see the table in Program.cpp)
+  double scalar = 0;      // the scalar of *Scalar ops; batch_norm's momentum
+  bool flag = false;      // keepdim; for a State leaf: a parameter (requires_grad)
+  Fill fill = Fill::Normal;
+  int64_t high = 0;       // Fill::Ints: values in [0, high)
+  int slot = 0;           // a leaf's input or state index
+  Shape shape;            // the result's
+  DType dtype = kFloat32;
+};
+
+struct Program {
+  uint64_t seed = 0;
+  std::vector<Node> nodes;
+  std::vector<int> outputs;  // forward outputs, node indices
+  // Ends in loss = sum over outputs k of sum(out_k * w_k) with fixed random w_k (state),
+  // calls backward() inside the function and returns the parameters' gradients too.
+  bool backward = false;
+};
+
+bool isLeaf(Op op);
+bool isParam(const Node& node);
+const char* opName(Op op);
+
+// How to make one leaf (an input per call, or a state tensor once).
+struct Leaf {
+  Fill fill = Fill::Normal;
+  Shape shape;
+  DType dtype = kFloat32;
+  int64_t high = 0;
+  bool requiresGrad = false;
+};
+std::vector<Leaf> inputLeaves(const Program& p);
+// The program's state leaves, then (with backward) one loss weight per output.
+std::vector<Leaf> stateLeaves(const Program& p);
+// The leaf's values from `seed`; floating leaves converted to `as` when given (the shadow
+// runs that measure how well-conditioned a program is).
+Tensor makeLeaf(const Leaf& leaf, uint64_t seed, std::optional<DType> as = std::nullopt);
+
+// Parameters whose gradient the program returns: those some output depends on.
+std::vector<int> gradParams(const Program& p);
+// Node indices each node depends on, itself included (dependsOn[n][m]).
+std::vector<std::vector<bool>> dependencies(const Program& p);
+
+// Runs the program on Kiln's public API: the forward outputs, then (with backward) the
+// gradients of gradParams(). `as` computes every floating value in that dtype instead.
+Tensors evaluate(const Program& p, const Tensors& inputs, const Tensors& state,
+                 std::optional<DType> as = std::nullopt);
+
+// The program as a case of test/e2e/OpCases.cpp (op(...) or withState(...)), named
+// `name`, calling the same API as evaluate(); `comment` goes above it.
+std::string printCase(const Program& p, const std::string& name, const std::string& comment);
+
+// Number of ops (nodes that are not leaves).
+int countOps(const Program& p);
+
+}  // namespace kiln::fuzz

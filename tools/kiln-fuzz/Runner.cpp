@@ -1,0 +1,201 @@
+// The differential runner: one eager reference run (plus float32 and float64 shadows for
+// the tolerances), then each config traced and called with the same inputs.
+#include "tools/kiln-fuzz/Runner.h"
+
+#include <cstdlib>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "kiln/core/Random.h"
+#include "kiln/jit/Trace.h"
+#include "tools/kiln-fuzz/Analysis.h"
+#include "tools/kiln-fuzz/Compare.h"
+
+namespace kiln::fuzz {
+
+namespace {
+
+// What one run of every call left: per call, the outputs and the state after it.
+struct Calls {
+  std::vector<Tensors> outputs, state;
+};
+
+// Seeds as test/e2e/Parity.cpp uses them, so a printed case replays the same values.
+uint64_t inputSeed(int call, size_t i) { return uint64_t(100 * call) + i; }
+uint64_t stateSeed(size_t k) { return 900 + k; }
+uint64_t runSeed(int call) { return uint64_t(7000 + call); }
+
+Tensors makeState(const Program& p, std::optional<DType> as) {
+  Tensors state;
+  std::vector<Leaf> leaves = stateLeaves(p);
+  for (size_t k = 0; k < leaves.size(); ++k) state.push_back(makeLeaf(leaves[k], stateSeed(k), as));
+  return state;
+}
+
+Tensors makeInputs(const Program& p, int call, std::optional<DType> as) {
+  Tensors inputs;
+  std::vector<Leaf> leaves = inputLeaves(p);
+  for (size_t i = 0; i < leaves.size(); ++i) inputs.push_back(makeLeaf(leaves[i], inputSeed(call, i), as));
+  return inputs;
+}
+
+// Copies that later calls cannot change (outputs may alias state updated in place).
+Tensors snapshot(const Tensors& tensors) {
+  Tensors copies;
+  for (const Tensor& t : tensors) copies.push_back(t.defined() ? t.detach().clone() : Tensor());
+  return copies;
+}
+
+Calls runEager(const Program& p, int calls, std::optional<DType> as) {
+  Calls r;
+  Tensors state = makeState(p, as);
+  for (int call = 1; call <= calls; ++call) {
+    Tensors inputs = makeInputs(p, call, as);
+    manual_seed(runSeed(call));
+    r.outputs.push_back(snapshot(evaluate(p, inputs, state, as)));
+    r.state.push_back(snapshot(state));
+  }
+  return r;
+}
+
+// ---- tracing a program of any arity ------------------------------------------------------
+using Call = std::function<Tensors(const Tensors&)>;
+
+struct TracedProgram {
+  Call call;
+  std::function<size_t()> numTraces;
+};
+
+template <size_t>
+using TensorArg = Tensor;
+
+template <size_t... I>
+TracedProgram traceArity(Call fn, jit::TraceOptions options, std::index_sequence<I...>) {
+  auto traced = jit::trace([fn](TensorArg<I>... x) { return fn(Tensors{x...}); }, std::move(options));
+  return {[traced](const Tensors& in) { return traced(in[I]...); }, [traced] { return traced.num_traces(); }};
+}
+
+template <size_t... N>
+TracedProgram traceAny(Call fn, size_t arity, jit::TraceOptions options, std::index_sequence<N...>) {
+  std::optional<TracedProgram> traced;
+  ((arity == N ? (void)(traced = traceArity(fn, options, std::make_index_sequence<N>{})) : (void)0), ...);
+  if (!traced) throw std::invalid_argument("kiln-fuzz: too many inputs");
+  return *traced;
+}
+
+TracedProgram traceProgram(Call fn, size_t arity, bool symbolic) {
+  return traceAny(std::move(fn), arity, {.symbolic = symbolic}, std::make_index_sequence<kMaxInputs + 1>{});
+}
+
+// ---- comparing ---------------------------------------------------------------------------
+// The longest reduction behind the gradients and state: the backward pass reduces over
+// every broadcast, so also the largest value's size.
+int64_t programLength(const Program& p, const std::vector<Facts>& facts) {
+  int64_t length = 1;
+  for (size_t n = 0; n < p.nodes.size(); ++n) {
+    int64_t size = 1;
+    for (int64_t d : p.nodes[n].shape) size *= d;
+    length = std::max({length, facts[n].reduce, size});
+  }
+  return length;
+}
+
+std::string outputName(const Program& p, size_t j) {
+  if (j < p.outputs.size()) return "output " + std::to_string(j) + " (v" + std::to_string(p.outputs[j]) + ")";
+  const int param = gradParams(p)[j - p.outputs.size()];
+  return "s[" + std::to_string(p.nodes[size_t(param)].slot) + "].grad()";
+}
+
+struct Reference {
+  Calls eager;
+  std::optional<Calls> shadow32, shadow64;  // only for compiled configs
+  std::vector<Facts> facts;
+};
+
+Tolerance toleranceFor(const Program& p, const Reference& ref, bool bitwise, int call, size_t j, bool state) {
+  if (bitwise) return {};
+  const size_t c = size_t(call - 1);
+  const bool forward = !state && j < p.outputs.size();
+  const int64_t length = forward ? ref.facts[size_t(p.outputs[j])].reduce : programLength(p, ref.facts);
+  bool single = forward && ref.facts[size_t(p.outputs[j])].single;
+  for (size_t n = 0; !forward && n < p.nodes.size(); ++n) single = single || ref.facts[n].single;
+  const auto& pick = [&](const Calls& calls) -> const Tensor& { return state ? calls.state[c][j] : calls.outputs[c][j]; };
+  return compiledTolerance(pick(ref.eager), pick(*ref.shadow32), pick(*ref.shadow64), length,
+                           single ? kFloat32 : kFloat64, forward ? 0 : largestMagnitude(ref.shadow64->outputs[c]));
+}
+
+std::optional<std::string> compareCall(const Program& p, const Reference& ref, bool bitwise, int call,
+                                       const Tensors& outputs, const Tensors& state) {
+  const size_t c = size_t(call - 1);
+  const std::string at = "call " + std::to_string(call) + ": ";
+  if (outputs.size() != ref.eager.outputs[c].size())
+    return at + std::to_string(outputs.size()) + " outputs where eager gives " +
+           std::to_string(ref.eager.outputs[c].size());
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const Tolerance t = toleranceFor(p, ref, bitwise, call, j, false);
+    if (std::string d = difference(outputs[j], ref.eager.outputs[c][j], t); !d.empty())
+      return at + outputName(p, j) + ": " + d;
+  }
+  for (size_t k = 0; k < state.size(); ++k) {
+    const Tolerance t = toleranceFor(p, ref, bitwise, call, k, true);
+    if (std::string d = difference(state[k], ref.eager.state[c][k], t); !d.empty())
+      return at + "state s[" + std::to_string(k) + "]: " + d;
+  }
+  return std::nullopt;
+}
+
+std::optional<Problem> runConfig(const Program& p, const Config& config, const Reference& ref, int calls) {
+  setenv("KILN_JIT_BACKEND", config.backend.c_str(), 1);
+  const bool bitwise = config.backend == "INTERP";
+  Tensors state = makeState(p, std::nullopt);
+  auto problem = [&](std::string kind, std::string message) {
+    return Problem{config.name(), std::move(kind), std::move(message)};
+  };
+  TracedProgram traced;
+  try {
+    traced = traceProgram([p, state](const Tensors& in) { return evaluate(p, in, state); },
+                          inputLeaves(p).size(), config.symbolic);
+  } catch (const std::exception& e) {
+    return problem("threw", std::string("jit::trace threw: ") + e.what());
+  }
+  for (int call = 1; call <= calls; ++call) {
+    Tensors inputs = makeInputs(p, call, std::nullopt), outputs;
+    manual_seed(runSeed(call));
+    try {
+      outputs = traced.call(inputs);
+    } catch (const std::exception& e) {
+      return problem("threw", "call " + std::to_string(call) + ": " + (bitwise ? "traced" : "compiled") +
+                                  " run threw: " + e.what());
+    }
+    if (auto d = compareCall(p, ref, bitwise, call, snapshot(outputs), snapshot(state))) return problem("mismatch", *d);
+  }
+  if (size_t n = traced.numTraces(); n != 1)
+    return problem("retraced", "recorded " + std::to_string(n) + " times; every call has the same key");
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<Problem> check(const Program& p, const RunOptions& options) {
+  Reference ref;
+  ref.facts = analyze(p);
+  bool compiled = false;
+  for (const Config& c : options.configs) compiled |= c.backend != "INTERP";
+  try {
+    ref.eager = runEager(p, options.calls, std::nullopt);
+    if (compiled) {
+      ref.shadow32 = runEager(p, options.calls, kFloat32);
+      ref.shadow64 = runEager(p, options.calls, kFloat64);
+    }
+  } catch (const std::exception& e) {
+    return {{"eager", "invalid", std::string("eager rejected the program (a generator bug): ") + e.what()}};
+  }
+  std::vector<Problem> problems;
+  for (const Config& c : options.configs)
+    if (auto problem = runConfig(p, c, ref, options.calls)) problems.push_back(*problem);
+  return problems;
+}
+
+}  // namespace kiln::fuzz
