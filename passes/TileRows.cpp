@@ -171,39 +171,58 @@ bool readsWholeOperand(OpOperand *use) {
 // which then also yields the producer's values for the other users: one loop computes
 // the values, stores them and reduces them, where tiled as it is the reduction would
 // read back a scratch tile the producer's loop had just written.
+// The use through which a costly multi-use elementwise `op` would be fused into its one
+// reduction user (see storeWhileReducing), or null.
+OpOperand *storeWhileReducingUse(linalg::GenericOp op) {
+  if (!isMultiUseElementwise(op) || isCheapToRecompute(op))
+    return nullptr;
+  Value result = op->getResult(0);
+  OpOperand *reduction = nullptr;
+  for (OpOperand &use : result.getUses()) {
+    auto user = dyn_cast<linalg::GenericOp>(use.getOwner());
+    if (!user || user.getNumReductionLoops() == 0)
+      continue;
+    if (reduction)
+      return nullptr;  // two reductions: fuse into neither
+    reduction = &use;
+  }
+  // The fused op stands where the reduction is, so it must come before the others.
+  if (!reduction || !linalg::areElementwiseOpsFusable(reduction) ||
+      !readsWholeOperand(reduction) ||
+      llvm::any_of(result.getUsers(), [&](Operation *user) {
+        return user != reduction->getOwner() &&
+               (user->getBlock() != reduction->getOwner()->getBlock() ||
+                user->isBeforeInBlock(reduction->getOwner()));
+      }))
+    return nullptr;
+  return reduction;
+}
+
+// One fusion at a time, the candidates found afresh: a fusion erases its reduction,
+// which may be another candidate's reduction or producer (a row op's backward, where
+// two costly producers feed one reduction chain), so a list gathered up front would
+// hold erased ops.
 void storeWhileReducing(func::FuncOp kernel, RewriterBase &rewriter) {
-  SmallVector<std::pair<linalg::GenericOp, OpOperand *>> candidates;
-  kernel.walk([&](linalg::GenericOp op) {
-    if (!isMultiUseElementwise(op) || isCheapToRecompute(op))
+  llvm::SmallPtrSet<Operation *, 8> failed;  // producers linalg would not fuse
+  while (true) {
+    linalg::GenericOp producer;
+    OpOperand *use = nullptr;
+    kernel.walk([&](linalg::GenericOp op) {
+      if (failed.contains(op) || !(use = storeWhileReducingUse(op)))
+        return WalkResult::advance();
+      producer = op;
+      return WalkResult::interrupt();
+    });
+    if (!producer)
       return;
-    Value result = op->getResult(0);
-    OpOperand *reduction = nullptr;
-    for (OpOperand &use : result.getUses()) {
-      auto user = dyn_cast<linalg::GenericOp>(use.getOwner());
-      if (!user || user.getNumReductionLoops() == 0)
-        continue;
-      if (reduction)
-        return;  // two reductions: fuse into neither
-      reduction = &use;
-    }
-    // The fused op stands where the reduction is, so it must come before the others.
-    if (!reduction || !linalg::areElementwiseOpsFusable(reduction) ||
-        !readsWholeOperand(reduction) ||
-        llvm::any_of(result.getUsers(), [&](Operation *user) {
-          return user != reduction->getOwner() &&
-                 (user->getBlock() != reduction->getOwner()->getBlock() ||
-                  user->isBeforeInBlock(reduction->getOwner()));
-        }))
-      return;
-    candidates.emplace_back(op, reduction);
-  });
-  for (auto [producer, use] : candidates) {
     Operation *consumer = use->getOwner();
     rewriter.setInsertionPoint(consumer);
     FailureOr<linalg::ElementwiseOpFusionResult> fused =
         linalg::fuseElementwiseOps(rewriter, use);
-    if (failed(fused))
+    if (::mlir::failed(fused)) {
+      failed.insert(producer);
       continue;
+    }
     // The producer had other users, so the fused op keeps its values as a result.
     Value values = fused->replacements.lookup(producer->getResult(0));
     assert(values && "fusion dropped a producer result that has other users");

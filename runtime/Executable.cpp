@@ -26,6 +26,7 @@
 #include "kiln/core/Ops.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -421,7 +422,10 @@ void Executable::link(std::string_view object, std::string_view op, const Source
   engine_ = JitEngine::link(
       object,
       {{"kiln_rt_host_op", reinterpret_cast<void*>(&kiln_rt_host_op)},
-       {"kiln_rt_parallel_for", reinterpret_cast<void*>(&kiln_rt_parallel_for)}},
+       {"kiln_rt_parallel_for", reinterpret_cast<void*>(&kiln_rt_parallel_for)},
+       // memref.copy between non-contiguous strided memrefs (one-shot bufferization's
+       // copy of a strided slice) lowers to a call of MLIR's own runtime helper.
+       {"memrefCopy", reinterpret_cast<void*>(&memrefCopy)}},
       op, loc);
   entry_ = reinterpret_cast<Entry>(engine_->lookup("kiln_" + name_));
 }

@@ -162,3 +162,65 @@ func.func private @layer_norm_of_chain_short_rows(%arg0: tensor<5x20xf32>, %arg1
   %14 = kiln.mul %8, %13 : tensor<5x20xf32>
   return %14 : tensor<5x20xf32>
 }
+
+// -----
+
+// layer_norm's backward as kiln-fuzz found it (seed 2444): two costly producers feed
+// one chain of reductions, so fusing the first into its reduction erased the op the
+// second's fusion then used (a crash in linalg::fuseElementwiseOps). Each fusion now
+// finds its candidate afresh: the kernel tiles into one loop holding both reductions.
+// CHECK-LABEL: func.func private @layer_norm_backward(
+// CHECK:         scf.forall
+// CHECK-COUNT-2:   iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK:           scf.forall.in_parallel
+func.func private @layer_norm_backward(%arg0: tensor<6x6xf32>, %arg1: tensor<6x1xf32>, %arg2: tensor<6x1xf32>, %arg3: tensor<6xf32>, %arg4: tensor<1xf32>, %arg5: tensor<6xf32>, %arg6: tensor<6x6xf32>, %arg7: tensor<6x6xf32>) -> tensor<6x6xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+  %0 = kiln.constant dense<0.000000e+00> : tensor<6x6xf32>
+  %1 = kiln.constant dense<0.166666672> : tensor<6x1xf32>
+  %2 = kiln.constant dense<-5.000000e-01> : tensor<6x1xf32>
+  %3 = kiln.constant dense<1.000000e+00> : tensor<6xf32>
+  %4 = kiln.constant dense<5.000000e-01> : tensor<6xf32>
+  %5 = kiln.constant dense<9.99999974E-6> : tensor<6x1xf32>
+  %6 = kiln.constant dense<5.000000e-01> : tensor<6x6xf32>
+  %7 = kiln.abs %arg0 : tensor<6x6xf32>
+  %8 = kiln.add %7, %6 : tensor<6x6xf32>
+  %9 = kiln.broadcast_in_dim %arg1, dims = [0, 1], shape = [6, 6] : tensor<6x1xf32>
+  %10 = kiln.sub %8, %9 : tensor<6x6xf32>
+  %11 = kiln.add %arg2, %5 : tensor<6x1xf32>
+  %12 = kiln.rsqrt %11 : tensor<6x1xf32>
+  %13 = kiln.broadcast_in_dim %12, dims = [0, 1], shape = [6, 6] : tensor<6x1xf32>
+  %14 = kiln.broadcast_in_dim %arg3, dims = [1], shape = [6, 6] : tensor<6xf32>
+  %15 = kiln.broadcast_in_dim %arg4, dims = [1], shape = [6, 6] : tensor<1xf32>
+  %16 = kiln.abs %arg5 : tensor<6xf32>
+  %17 = kiln.add %16, %4 : tensor<6xf32>
+  %18 = kiln.div %3, %17 : tensor<6xf32>
+  %19 = kiln.broadcast_in_dim %18, dims = [1], shape = [6, 6] : tensor<6xf32>
+  %20 = kiln.mul %arg6, %15 : tensor<6x6xf32>
+  %21 = kiln.mul %arg7, %19 : tensor<6x6xf32>
+  %22 = kiln.add %20, %21 : tensor<6x6xf32>
+  %23 = kiln.mul %22, %6 : tensor<6x6xf32>
+  %24 = kiln.mul %23, %14 : tensor<6x6xf32>
+  %25 = kiln.mul %24, %13 : tensor<6x6xf32>
+  %26 = kiln.mul %24, %10 : tensor<6x6xf32>
+  %27 = kiln.reduce sum %26, dims = [1] keep_dims : tensor<6x6xf32>
+  %28 = kiln.mul %12, %12 : tensor<6x1xf32>
+  %29 = kiln.mul %28, %12 : tensor<6x1xf32>
+  %30 = kiln.mul %29, %2 : tensor<6x1xf32>
+  %31 = kiln.mul %27, %30 : tensor<6x1xf32>
+  %32 = kiln.mul %31, %1 : tensor<6x1xf32>
+  %33 = kiln.broadcast_in_dim %32, dims = [0, 1], shape = [6, 6] : tensor<6x1xf32>
+  %34 = kiln.mul %33, %10 : tensor<6x6xf32>
+  %35 = kiln.add %25, %34 : tensor<6x6xf32>
+  %36 = kiln.add %35, %34 : tensor<6x6xf32>
+  %37 = kiln.neg %36 : tensor<6x6xf32>
+  %38 = kiln.reduce sum %37, dims = [1] keep_dims : tensor<6x6xf32>
+  %39 = kiln.mul %38, %1 : tensor<6x1xf32>
+  %40 = kiln.broadcast_in_dim %39, dims = [0, 1], shape = [6, 6] : tensor<6x1xf32>
+  %41 = kiln.add %36, %40 : tensor<6x6xf32>
+  %42 = kiln.compare lt, %arg0, %0 : tensor<6x6xf32>
+  %43 = kiln.convert %42 : tensor<6x6xi1> to f32
+  %44 = kiln.compare gt, %arg0, %0 : tensor<6x6xf32>
+  %45 = kiln.convert %44 : tensor<6x6xi1> to f32
+  %46 = kiln.sub %45, %43 : tensor<6x6xf32>
+  %47 = kiln.mul %41, %46 : tensor<6x6xf32>
+  return %47 : tensor<6x6xf32>
+}

@@ -9,6 +9,7 @@
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
 #include "kiln/nn/Functional.h"
+#include "kiln/optim/SGD.h"
 #include "test/e2e/Parity.h"
 
 namespace kiln::e2e {
@@ -521,6 +522,39 @@ std::vector<OpCase> regressions() {
       return layer_norm(add(x[1], add(mul(x[0], -1.5), 0.25)), {n});
     }));
   }
+  // Found by kiln-fuzz (tools/kiln-fuzz/FINDINGS.md), as it printed them. A strided
+  // slice's copy lowered to MLIR's memrefCopy, which the JIT did not provide (2554, 2480).
+  cases.push_back(op("fuzz_2554_layer_norm_of_log_softmax", {normal({4, 6, 8, 7})}, [](X x) {
+    return layer_norm(log_softmax(x[0], 3), {8, 7});
+  }));
+  cases.push_back(withState("fuzz_2480_two_layer_norms_then_conv2d",
+                            {normal({4, 17, 2, 3}), normal({3}), normal({3}), normal({2, 3}), positive({2, 3})},
+                            {normal({2, 17, 1, 1})}, [](X x, Tensors s) {
+    Tensor v3 = layer_norm(x[0], {3}, x[1], x[2]);
+    Tensor v6 = layer_norm(v3, {2, 3}, x[3], x[4]);
+    return conv2d(mul(v6, 0.25), s[0], Tensor(), {2}, {1}, {1}, 1);
+  }));
+  // kiln-tile-rows crashed on row ops' backward with two costly producers (1074, 2444).
+  auto trainable = [](Shape shape, bool positiveValues = false) -> Maker {
+    return [shape, positiveValues](uint64_t seed) {
+      return (positiveValues ? positive(shape) : normal(shape))(seed).requires_grad_();
+    };
+  };
+  cases.push_back(withState("fuzz_1074_softmax_backward", {normal({1, 20, 1, 6})},
+                            {trainable({2, 20, 8, 6}), normal({2, 20, 8, 6})}, [](X x, Tensors s) {
+    optim::SGD(Tensors{s[0]}, optim::SGDOptions(0.1)).zero_grad();
+    Tensor v5 = div(softmax(s[0], 3), add(abs(x[0]), 0.5));
+    sum(mul(v5, s[1])).backward();
+    return Tensors{v5, s[0].grad()};
+  }));
+  cases.push_back(withState("fuzz_2444_layer_norm_backward", {normal({6}), positive({6})},
+                            {trainable({6, 6}), trainable({6}, true), normal({6, 6})}, [](X x, Tensors s) {
+    optim::SGD(Tensors{s[0], s[1]}, optim::SGDOptions(0.1)).zero_grad();
+    Tensor v4 = layer_norm(abs(s[0]), {6}, s[1], x[0]);
+    Tensor v8 = div(mul(v4, 0.5), add(x[1], 0.5));
+    sum(mul(v8, s[2])).backward();
+    return Tensors{v8, s[0].grad(), s[1].grad()};
+  }));
   cases.push_back(op("layer_norm_of_broadcast_chain", {normal({5, 1, 20}), normal({5, 20})}, [](X x) {
     return layer_norm(add(x[1], add(mul(x[0], -1.5), 0.25)), {20});
   }));
