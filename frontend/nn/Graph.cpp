@@ -154,7 +154,10 @@ std::vector<Tensor> GraphBase::call(std::vector<Tensor> inputs) {
   const Phase phase = nextPhase();
   recorded_ = false;
   std::vector<Tensor> outputs = programs_.at(phase)(inputs);
-  if (recorded_) reportCompiled(phase);
+  if (recorded_) {
+    ++traces_;
+    reportCompiled(phase);
+  }
   afterCall(phase);
   return outputs;
 }

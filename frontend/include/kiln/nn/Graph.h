@@ -134,6 +134,11 @@ class GraphBase {
   // call also INPUT and OUTPUT lines with shapes for the graph and each module called.
   std::string str() const;
 
+  // How many times build() was recorded, over all programs (one per phase, more when a
+  // key changes: new input shapes, a module's mode). A scheduler's rate is state the
+  // programs read, so it never adds a recording.
+  size_t num_traces() const { return traces_; }
+
  protected:
   GraphBase(const std::type_info& type, const SourceLoc& loc);
 
@@ -214,6 +219,7 @@ class GraphBase {
   int64_t calls_ = 0;
   bool built_ = false;
   bool recorded_ = false;  // the current call recorded a program (ran build)
+  size_t traces_ = 0;
   Clock::time_point builtAt_;  // when the last build ended
   Io io_;
 };

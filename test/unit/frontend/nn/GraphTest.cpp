@@ -419,6 +419,8 @@ TEST(GraphTrainingTest, SchedulerStepsAfterEachUpdate) {
   }
   EXPECT_DOUBLE_EQ(opt->param_groups()[0].options().get_lr(), 0.1 / 8);
   expectSameParameters(model, eagerModel);
+  // The rate is state the step program reads: no recording per rate (issue 19).
+  EXPECT_EQ(graph.num_traces(), 1u);
 }
 
 // n accumulated calls on micro-batches update as one call on their concatenation, for
