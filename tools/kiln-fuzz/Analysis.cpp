@@ -142,10 +142,14 @@ Facts infer(const Program& p, const std::vector<Facts>& before, const Node& node
   Facts f = bounds(p, before, node);
   f.reduce = reductionLength(p, node);
   f.single = node.dtype == kFloat32;
+  double term = 1;  // the magnitude of one term this op adds up, if it reduces
   for (int a : node.args) {
     f.reduce = std::max(f.reduce, before[size_t(a)].reduce);
     f.single = f.single || before[size_t(a)].single;
+    f.reducedMag = std::max(f.reducedMag, before[size_t(a)].reducedMag);
+    term *= std::max(1.0, before[size_t(a)].mag());
   }
+  if (reductionLength(p, node) > 1) f.reducedMag = std::max(f.reducedMag, term);
   const bool view = node.op == Op::Transpose || node.op == Op::Permute || node.op == Op::Slice;
   f.contiguous = !view && (!keepsContiguity(node.op) || before[size_t(node.args[0])].contiguous);
   return f;

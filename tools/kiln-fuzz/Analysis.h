@@ -14,6 +14,10 @@ struct Facts {
   double lo = 0, hi = 0;    // every element lies in [lo, hi]
   bool contiguous = true;   // surely contiguous (false: maybe not)
   int64_t reduce = 1;       // longest reduction or contraction feeding the value
+  // The largest term any reduction feeding the value adds up (an operand's magnitude, or
+  // the product of both for a contraction): a sum that cancels to nearly 0 still carries
+  // rounding of that size, so its tolerance scales with this, not with the result.
+  double reducedMag = 0;
   bool single = false;      // float32 somewhere in its history: rounds as float32 does
   double mag() const { return -lo > hi ? -lo : hi; }  // the largest |element|
 };

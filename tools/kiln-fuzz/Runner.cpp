@@ -122,8 +122,10 @@ Tolerance toleranceFor(const Program& p, const Reference& ref, bool bitwise, int
   bool single = forward && ref.facts[size_t(p.outputs[j])].single;
   for (size_t n = 0; !forward && n < p.nodes.size(); ++n) single = single || ref.facts[n].single;
   const auto& pick = [&](const Calls& calls) -> const Tensor& { return state ? calls.state[c][j] : calls.outputs[c][j]; };
+  const double floor = forward ? ref.facts[size_t(p.outputs[j])].reducedMag
+                                : largestMagnitude(ref.shadow64->outputs[c]);
   return compiledTolerance(pick(ref.eager), pick(*ref.shadow32), pick(*ref.shadow64), length,
-                           single ? kFloat32 : kFloat64, forward ? 0 : largestMagnitude(ref.shadow64->outputs[c]));
+                           single ? kFloat32 : kFloat64, floor);
 }
 
 std::optional<std::string> compareCall(const Program& p, const Reference& ref, bool bitwise, int call,
