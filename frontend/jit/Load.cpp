@@ -9,6 +9,7 @@
 #include "dialect/KilnOps.h"
 #include "frontend/io/BinaryFile.h"
 #include "frontend/jit/Backend.h"
+#include "frontend/jit/Check.h"
 #include "frontend/jit/Context.h"
 #include "frontend/jit/OpBridge.h"
 #include "kiln/jit/Trace.h"
@@ -36,6 +37,8 @@ struct LoadedGraph::Impl {
   std::vector<std::string> outputNames;
   std::vector<TensorMeta> inputs;
   std::shared_ptr<const runtime::Executable> executable;  // null: interpreted
+  BackendChoice backend = {Backend::Mlir, false};
+  bool check = false;  // KILN_CHECK: compiled calls run beside the interpreter
 };
 
 namespace {
@@ -194,6 +197,8 @@ LoadedGraph load(const std::string& path, const SourceLoc& loc) {
   auto g = std::make_shared<LoadedGraph::Impl>();
   g->path = path;
   g->loc = loc;
+  g->backend = backend;
+  g->check = checkEnabled({}, "load", loc);
   LoadCheck check(g->path, g->loc);
   g->context = makeContext();
   g->source = readFile(path, loc);
@@ -226,6 +231,16 @@ std::vector<Tensor> LoadedGraph::operator()(const std::vector<Tensor>& inputs) c
     if (x.dtype() != want.dtype)
       throw TypeError::make(g.loc, "LoadedGraph", g.path, ": input '", g.inputNames[i], "' is ",
                             x.dtype(), " but the graph takes ", want.dtype);
+  }
+  if (g.executable && g.check) {
+    const CheckedProgram program{
+        g.func, nullptr, "graph " + g.path, {}, [&g](mlir::func::FuncOp probe) {
+          return compileFor(g.backend, probe, nullptr, "check",
+                            "the check probe of graph " + g.path, g.loc);
+        }};
+    return runChecked(program, inputs,
+                      [&g](std::span<const Tensor> args) { return g.executable->run(args, g.loc); },
+                      g.loc);
   }
   if (g.executable) return g.executable->run(inputs, g.loc);
   return interp::interpretVerified(g.func, inputs, /*callbacks=*/nullptr, g.loc);

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "frontend/jit/Backend.h"
+#include "frontend/jit/Check.h"
 #include "kiln/core/Log.h"
 #include "runtime/Executable.h"
 #include "frontend/jit/Context.h"
@@ -94,7 +95,10 @@ struct TracedCore::Impl {
   };
 
   Impl(TraceOptions options, SourceLoc loc)
-      : options(std::move(options)), loc(loc), backend(selectedBackend("trace", loc)) {}
+      : options(std::move(options)),
+        loc(loc),
+        backend(selectedBackend("trace", loc)),
+        check(checkEnabled(this->options.check, "trace", loc)) {}
 
   // Compiles a recording that will run again (not a warm-up) for the selected backend.
   void compile(Entry& entry) {
@@ -207,12 +211,27 @@ struct TracedCore::Impl {
                                "replacement of another shape");
       arguments.push_back(s);
     }
+    auto runCompiled = [&](std::span<const Tensor> args) {
+      return entry.executable->run(args, loc, recyclableGrads(rec));
+    };
     std::vector<Tensor> results =
-        entry.executable ? entry.executable->run(arguments, loc, recyclableGrads(rec))
-                         : interp::interpretVerified(func, arguments, rec.callbacks.get());
+        !entry.executable ? interp::interpretVerified(func, arguments, rec.callbacks.get())
+        : check           ? runChecked(checked(rec, func), arguments, runCompiled, loc)
+                          : runCompiled(arguments);
     writeBack(rec, arguments, results);
     results.resize(rec.numOutputs);
     return results;
+  }
+
+  // `func` of `rec` as check mode runs it: its probe compiles as the trace does.
+  CheckedProgram checked(const Recording& rec, mlir::func::FuncOp func) const {
+    const interp::CallbackTable* callbacks = rec.callbacks.get();
+    return {func, callbacks, "trace '" + options.name + "'", options.check,
+            [this, callbacks](mlir::func::FuncOp probe) {
+              return compileFor(backend, probe, callbacks, "check",
+                                "the check probe of trace '" + options.name + "'", loc,
+                                options.compile);
+            }};
   }
 
   // Per result of `rec`, the memory a compiled run may write it into: for a result that
@@ -331,6 +350,7 @@ struct TracedCore::Impl {
   TraceOptions options;
   SourceLoc loc;
   BackendChoice backend;
+  bool check;  // TraceOptions::check or KILN_CHECK: compiled calls run beside the interpreter
   std::optional<CallKey> warmUpKey;  // the key of the last call, if it was a warm-up
   std::unique_ptr<mlir::MLIRContext> mlirContext;
   std::vector<std::unique_ptr<Entry>> entries;

@@ -103,6 +103,12 @@ class CompileError : public detail::ErrorKind<CompileError> {
   using ErrorKind::ErrorKind;
 };
 
+// A compiled result that differs from the reference interpreter's (check mode).
+class CheckError : public detail::ErrorKind<CheckError> {
+ public:
+  using ErrorKind::ErrorKind;
+};
+
 // Reading or writing files: checkpoints, dumps, caches, data sets.
 class IOError : public detail::ErrorKind<IOError> {
  public:

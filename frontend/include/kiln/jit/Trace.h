@@ -29,6 +29,19 @@ struct CompileOptions {
   int64_t fuse_max_inputs = 16;
 };
 
+// Check mode (KILN_CHECK=1 turns it on for every trace and loaded graph): each compiled
+// call also runs on the reference interpreter, and a difference beyond tolerance is a
+// CheckError naming the first kiln op whose result differs, its source line and both
+// values. Several times slower; for finding a suspected compiler bug, not for production.
+struct CheckOptions {
+  bool enabled = false;
+  // A value agrees when |compiled - interpreted| <= atol * max(1, the tensor's largest
+  // |interpreted|) + rtol * |interpreted|. Negative: the dtype's default (float32 1e-4 and
+  // 1e-5, float64 1e-9 and 1e-12, float16/bfloat16 1e-2 and 1e-3; integers and bool exact).
+  double rtol = -1;
+  double atol = -1;
+};
+
 struct TraceOptions {
   // Trace with placeholders that hold no values (reading one is a TraceError); by default
   // the first call runs eagerly while it records, and values it reads are baked in.
@@ -43,6 +56,7 @@ struct TraceOptions {
   int max_retraces = 8;
   bool fallback_to_eager = false;
   CompileOptions compile = {};
+  CheckOptions check = {};
 };
 
 // How dump() writes a traced program (docs/ARCHITECTURE.md §5; MegEngine's trace.dump).
