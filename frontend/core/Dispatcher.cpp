@@ -36,6 +36,20 @@ void runKernel(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs) {
   op.kernel(args, outputs);
 }
 
+// A view in a symbolic trace: a placeholder with the strides and offset the eager view
+// would have, so that is_contiguous() answers as it does eagerly and what depends on it
+// (contiguous() copying or not, reshape viewing or copying) records the same ops. With
+// contiguous placeholders, contiguous() of a transposed parameter recorded no copy, the
+// autograd graph lost a node, and gradients met in another order than eagerly (issue 19,
+// kiln-fuzz seed 108071). A view of a real tensor (state bound by reference) is a
+// placeholder too: its values are not the trace's to read.
+Tensor placeholderView(const OpDef& op, const Tensor& x, const TensorMeta& out, const Attrs& attrs,
+                       const SourceLoc& loc) {
+  Tensor source = kernels::aliasOf(x, x.sizes(), x.strides(), x.storage_offset());
+  source.impl()->storage = nullptr;
+  return op.view(OpArgs{std::span<const Tensor>(&source, 1), attrs, loc}, out);
+}
+
 std::vector<Tensor> compute(const OpDef& op, const std::vector<Tensor>& inputs,
                             const std::vector<TensorMeta>& metas, const Attrs& attrs,
                             bool symbolic, const SourceLoc& loc) {
@@ -43,6 +57,10 @@ std::vector<Tensor> compute(const OpDef& op, const std::vector<Tensor>& inputs,
   // Ops without tensor operands (factories) compute even in a symbolic trace: their
   // values are known, and the tracer records them as constants.
   if (symbolic && !inputs.empty()) {
+    if (op.view) {
+      outputs.push_back(placeholderView(op, inputs[0], metas[0], attrs, loc));
+      return outputs;
+    }
     for (const TensorMeta& m : metas) outputs.push_back(detail::emptyTensor(m.shape, m.dtype, m.device, true, loc));
     return outputs;
   }

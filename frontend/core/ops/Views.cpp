@@ -40,7 +40,10 @@ std::vector<TensorMeta> reshapeShape(const OpDef& op, std::span<const TensorMeta
 
 Tensor reshapeView(const OpArgs& args, const TensorMeta& out) {
   const Tensor& x = args.inputs[0];
-  Tensor source = x.is_contiguous() ? x : contiguousCopy(x, args.loc);
+  // A placeholder (symbolic trace) has no values to copy: its copy is a fresh placeholder.
+  Tensor source = x.is_contiguous()    ? x
+                  : x.is_placeholder() ? detail::emptyTensor(x.sizes(), x.dtype(), x.device(), true, args.loc)
+                                       : contiguousCopy(x, args.loc);
   return aliasOf(source, out.shape, contiguousStrides(out.shape), source.storage_offset());
 }
 
