@@ -29,7 +29,8 @@ namespace kiln::jit {
 // anything else is an Error naming `op`).
 bool checkEnabled(const CheckOptions& options, std::string_view op, const SourceLoc& loc);
 
-// The tolerance a result of `dtype` is held to: |compiled - interpreted| <= atol * max(1,
+// The tolerance a result is held to, by the loosest floating dtype among it and the values
+// it is computed from (a float64 result of float32 data is held to float32's): |compiled - interpreted| <= atol * max(1,
 // largest |interpreted| of the tensor) + rtol * |interpreted|. Negative fields of `options`
 // take the dtype's default (float32: rtol 1e-4, atol 1e-5; float64: rtol 1e-9, atol 1e-12;
 // integers and bool: exact).

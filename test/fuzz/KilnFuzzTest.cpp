@@ -176,6 +176,38 @@ TEST(KilnFuzzRunner, AGradientThatCancelsIsHeldToTheProgramsValues) {
   EXPECT_THAT(check(generate(105959, {.maxOps = 10}), {.configs = {{"MLIR", false}}}), IsEmpty());
 }
 
+// Seed 117964: layer_norm of rows a broadcast made constant; x - mean is rounding that
+// 1 / sqrt(eps) magnifies (eager 3.5e-14, compiled 0). The tolerance follows the gain the
+// values show, so it is no mismatch; the program is well conditioned otherwise.
+TEST(KilnFuzzRunner, ANormalizationOfNearlyConstantRowsIsHeldToItsGain) {
+  EXPECT_THAT(check(generate(117964, {.maxOps = 10}), {.configs = {{"MLIR", false}}}), IsEmpty());
+}
+
+// Seed 109737: rsqrt of float64 state that a float32 batch_norm updated in place as its
+// running statistics carries float32 rounding (2e-10 relative), so the state read after it
+// is held to float32's tolerance.
+TEST(KilnFuzzRunner, StateABatchNormWritesCarriesItsInputsPrecision) {
+  const Program p = generate(109737, {.maxOps = 10});
+  const std::vector<Facts> facts = analyze(p);
+  bool written = false;
+  for (const Node& n : p.nodes)
+    if (n.op == Op::BatchNorm && n.args.size() > 1) written = written || facts[size_t(n.args[1])].single;
+  EXPECT_TRUE(written);
+  EXPECT_THAT(check(p, {.configs = {{"MLIR", false}}}), IsEmpty());
+}
+
+// Seed 102484: a conversion keeps a permuted operand's layout, so the generator must not
+// view() it; the analysis says it may not be contiguous.
+TEST(KilnFuzzAnalysis, AConversionKeepsItsOperandsLayout) {
+  Program p;
+  p.nodes = {leaf(Op::Input, 0, {3, 5}), apply(Op::Transpose, {0}, {5, 3}, {0, 1}),
+             apply(Op::Convert, {1}, {5, 3})};
+  p.nodes[2].dtype = kFloat64;
+  p.outputs = {2};
+  EXPECT_FALSE(analyze(p)[2].contiguous);
+  EXPECT_THAT(check(generate(102484, {.maxOps = 10}), {.configs = {{"INTERP", false}}}), IsEmpty());
+}
+
 TEST(KilnFuzzRunner, AProgramEagerRejectsIsReportedAsInvalid) {
   Program p;  // view() of a transposed tensor: eager refuses
   p.nodes = {leaf(Op::Input, 0, {3, 5}), apply(Op::Transpose, {0}, {5, 3}, {0, 1}),

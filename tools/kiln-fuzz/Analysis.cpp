@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace kiln::fuzz {
 
@@ -103,9 +104,12 @@ Facts bounds(const Program& p, const std::vector<Facts>& f, const Node& n) {
   }
 }
 
+// Ops whose result is contiguous when their operand is (and may not be otherwise). A
+// conversion keeps a permuted operand's dense layout, as PyTorch's `to` does, so a view
+// of it may be invalid (seed 102484).
 bool keepsContiguity(Op op) {
   return op == Op::Reshape || op == Op::View || op == Op::Unsqueeze || op == Op::Squeeze ||
-         op == Op::Flatten;
+         op == Op::Flatten || op == Op::Convert;
 }
 
 }  // namespace
@@ -187,7 +191,35 @@ bool wellConditioned(const Program& p) {
 std::vector<Facts> analyze(const Program& p) {
   std::vector<Facts> facts;
   for (const Node& n : p.nodes) facts.push_back(infer(p, facts, n));
-  return facts;
+  // batch_norm in training mode writes its running statistics (state) in place with
+  // statistics of its input, so a reader of that state sees the input's reductions and
+  // rounding, float32's if the input was float32, even in float64 state (seed 109737:
+  // rsqrt of a float64 running mean differed from eager by float32-sized rounding). The
+  // statistics carry those facts, and everything after them is inferred again.
+  std::vector<std::optional<Facts>> written(p.nodes.size());
+  for (size_t n = 0; n < p.nodes.size(); ++n) {
+    const Node& node = p.nodes[n];
+    if (node.op != Op::BatchNorm) continue;
+    for (size_t k = 1; k <= 2 && k < node.args.size(); ++k) {
+      Facts& w = written[size_t(node.args[k])].emplace(facts[size_t(node.args[k])]);
+      w.single = w.single || facts[n].single;
+      w.reduce = std::max(w.reduce, facts[n].reduce);
+      w.reducedMag = std::max(w.reducedMag, facts[n].reducedMag);
+    }
+  }
+  if (std::none_of(written.begin(), written.end(), [](const auto& w) { return w.has_value(); }))
+    return facts;
+  std::vector<Facts> again;
+  for (size_t n = 0; n < p.nodes.size(); ++n) {
+    Facts f = infer(p, again, p.nodes[n]);
+    if (const std::optional<Facts>& w = written[n]) {
+      f.single = f.single || w->single;
+      f.reduce = std::max(f.reduce, w->reduce);
+      f.reducedMag = std::max(f.reducedMag, w->reducedMag);
+    }
+    again.push_back(f);
+  }
+  return again;
 }
 
 }  // namespace kiln::fuzz

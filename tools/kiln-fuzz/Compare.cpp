@@ -71,7 +71,8 @@ std::string difference(const Tensor& got, const Tensor& want, const Tolerance& t
     ++bad;
   }
   if (bad == 0) return "";
-  out.precision(9);
+  // Enough digits to tell the two apart: 9 for float32 and below, 17 for float64.
+  out.precision(want.dtype() == kFloat64 ? 17 : 9);
   out << bad << " of " << g.size() << " elements differ" << (bitwise ? " bitwise" : "") << "; first at "
       << position(want.sizes(), first) << ": " << g[size_t(first)] << " where eager gives " << w[size_t(first)];
   if (!bitwise) out << " (atol " << tolerance.atol << ", rtol " << tolerance.rtol << ")";

@@ -245,7 +245,8 @@ std::vector<int> gradParams(const Program& p) {
   return params;
 }
 
-Tensors evaluate(const Program& p, const Tensors& inputs, const Tensors& state, std::optional<DType> as) {
+Tensors evaluate(const Program& p, const Tensors& inputs, const Tensors& state, std::optional<DType> as,
+                 Tensors* nodeValues) {
   std::vector<int> params = gradParams(p);
   if (!params.empty()) {  // gradients start absent on every call, as a training step's do
     Tensors leaves;
@@ -267,6 +268,7 @@ Tensors evaluate(const Program& p, const Tensors& inputs, const Tensors& state, 
   }
   Tensors outputs;
   for (int out : p.outputs) outputs.push_back(values[size_t(out)]);
+  if (nodeValues) *nodeValues = values;
   if (params.empty()) return outputs;
   const size_t weights = state.size() - p.outputs.size();
   Tensor loss;

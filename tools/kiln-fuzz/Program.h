@@ -84,8 +84,9 @@ std::vector<std::vector<bool>> dependencies(const Program& p);
 
 // Runs the program on Kiln's public API: the forward outputs, then (with backward) the
 // gradients of gradParams(). `as` computes every floating value in that dtype instead.
+// `values`, if given, receives every node's value (forward only).
 Tensors evaluate(const Program& p, const Tensors& inputs, const Tensors& state,
-                 std::optional<DType> as = std::nullopt);
+                 std::optional<DType> as = std::nullopt, Tensors* values = nullptr);
 
 // The program as a case of test/e2e/OpCases.cpp (op(...) or withState(...)), named
 // `name`, calling the same API as evaluate(); `comment` goes above it.

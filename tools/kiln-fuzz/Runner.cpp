@@ -2,12 +2,16 @@
 // the tolerances), then each config traced and called with the same inputs.
 #include "tools/kiln-fuzz/Runner.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <optional>
 #include <stdexcept>
 #include <utility>
 
+#include "kiln/core/Autograd.h"
+#include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
 #include "kiln/jit/Trace.h"
 #include "tools/kiln-fuzz/Analysis.h"
@@ -48,14 +52,47 @@ Tensors snapshot(const Tensors& tensors) {
   return copies;
 }
 
-Calls runEager(const Program& p, int calls, std::optional<DType> as) {
+// How much a normalization in `p` can magnify rounding: x - mean carries rounding in
+// units of |x|, and the normalization multiplies it by 1 / sqrt(var + eps), which is large
+// for rows (layer_norm) or channels (batch_norm) that are nearly constant, as a broadcast
+// makes them. The largest such factor over the program's normalizations as this call's
+// float64 values show it, at least 1 (found by seed 117964: rows made constant by a
+// broadcast, where eager gave 3.5e-14 and compiled code 0).
+double normalizationGain(const Program& p, const Tensors& values) {
+  double gain = 1;
+  for (size_t n = 0; n < p.nodes.size(); ++n) {
+    const Node& node = p.nodes[n];
+    if (node.op != Op::LayerNorm && node.op != Op::BatchNorm) continue;
+    Tensor x = values[size_t(node.args[0])].detach().to(kFloat64);
+    Tensor rows;
+    if (node.op == Op::LayerNorm) {  // rows over the normalized (trailing) dims
+      int64_t length = 1;
+      for (int64_t d : node.ints) length *= d;
+      rows = x.reshape({-1, length});
+    } else {  // channels: dim 1 to the front, each channel's values a row
+      rows = x.transpose(0, 1).reshape({x.sizes()[1], -1});
+    }
+    if (rows.numel() == 0) continue;
+    Tensor centered = sub(rows, mean(rows, {1}, true));
+    const double smallest = amin(mean(mul(centered, centered), {1})).item<double>();
+    gain = std::max(gain, 1 / std::sqrt(std::max(smallest, 0.0) + 1e-5));
+  }
+  return gain;
+}
+
+Calls runEager(const Program& p, int calls, std::optional<DType> as, double* gain = nullptr) {
   Calls r;
   Tensors state = makeState(p, as);
   for (int call = 1; call <= calls; ++call) {
     Tensors inputs = makeInputs(p, call, as);
     manual_seed(runSeed(call));
-    r.outputs.push_back(snapshot(evaluate(p, inputs, state, as)));
+    Tensors values;
+    r.outputs.push_back(snapshot(evaluate(p, inputs, state, as, gain ? &values : nullptr)));
     r.state.push_back(snapshot(state));
+    if (gain) {
+      NoGradGuard noGrad;
+      *gain = std::max(*gain, normalizationGain(p, values));
+    }
   }
   return r;
 }
@@ -112,6 +149,7 @@ struct Reference {
   Calls eager;
   std::optional<Calls> shadow32, shadow64;  // only for compiled configs
   std::vector<Facts> facts;
+  double gain = 1;  // normalizationGain over the calls (compiled configs only)
 };
 
 Tolerance toleranceFor(const Program& p, const Reference& ref, bool bitwise, int call, size_t j, bool state) {
@@ -127,8 +165,11 @@ Tolerance toleranceFor(const Program& p, const Reference& ref, bool bitwise, int
   // is the largest value the program holds, not only what the call returned.
   double largestValue = 0;
   for (const Facts& f : ref.facts) largestValue = std::max({largestValue, f.mag(), f.reducedMag});
-  const double floor = forward ? ref.facts[size_t(p.outputs[j])].reducedMag
-                               : std::max(largestMagnitude(ref.shadow64->outputs[c]), largestValue);
+  // A nearly constant row's normalization magnifies that rounding by ref.gain, once in the
+  // forward values and once more in their gradients.
+  const double floor = forward ? ref.facts[size_t(p.outputs[j])].reducedMag * ref.gain
+                               : std::max(largestMagnitude(ref.shadow64->outputs[c]), largestValue) *
+                                     ref.gain * ref.gain;
   return compiledTolerance(pick(ref.eager), pick(*ref.shadow32), pick(*ref.shadow64), length,
                            single ? kFloat32 : kFloat64, floor);
 }
@@ -194,7 +235,7 @@ std::vector<Problem> check(const Program& p, const RunOptions& options) {
     ref.eager = runEager(p, options.calls, std::nullopt);
     if (compiled) {
       ref.shadow32 = runEager(p, options.calls, kFloat32);
-      ref.shadow64 = runEager(p, options.calls, kFloat64);
+      ref.shadow64 = runEager(p, options.calls, kFloat64, &ref.gain);
     }
   } catch (const std::exception& e) {
     return {{"eager", "invalid", std::string("eager rejected the program (a generator bug): ") + e.what()}};

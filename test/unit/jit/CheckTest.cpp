@@ -141,6 +141,46 @@ TEST_F(CheckTest, DifferencesWithinToleranceAgree) {
   EXPECT_EQ(checkError(loose, scaledBy(1 + 1e-3)), "");
 }
 
+// A float64 value computed from float32 ones carries float32's rounding, so it is held to
+// float32's tolerance (kiln-fuzz seed 109737: a float32 batch_norm converted to float64
+// was reported at float64's).
+TEST(CheckTolerance, FollowsTheLoosestDTypeAValueIsComputedFrom) {
+  auto context = jit::makeContext();
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
+func.func @main(%x: tensor<6xf32>, %y: tensor<6xf64>) -> (tensor<6xf64>, tensor<6xf64>) {
+  %a = kiln.convert %x : tensor<6xf32> to f64
+  %b = kiln.exp %a : tensor<6xf64>
+  %c = kiln.exp %y : tensor<6xf64>
+  return %b, %c : tensor<6xf64>, tensor<6xf64>
+}
+)mlir", context.get());
+  ASSERT_TRUE(module);
+  auto main = *module->getOps<mlir::func::FuncOp>().begin();
+  auto exe = runtime::Executable::compile(main, nullptr, "test", SourceLoc::current());
+  const jit::CheckedProgram program{main, nullptr, "program 'mixed'", {},
+                                    [](mlir::func::FuncOp) { return nullptr; }};
+  manual_seed(11);
+  const std::vector<Tensor> args{randn({6}), randn({6}, kFloat64)};
+  auto scaled = [&](size_t k, double factor) {
+    return [&, k, factor](std::span<const Tensor> in) {
+      std::vector<Tensor> out = exe->run(in);
+      out[k] = mul(out[k], factor);
+      return out;
+    };
+  };
+  auto error = [&](auto run) {
+    try {
+      jit::runChecked(program, args, run, SourceLoc::current());
+    } catch (const CheckError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(error(scaled(0, 1 + 1e-6)), "");  // float32-sized, from float32 data
+  EXPECT_THAT(error(scaled(0, 1 + 1e-3)), HasSubstr("result 0"));
+  EXPECT_THAT(error(scaled(1, 1 + 1e-6)), HasSubstr("result 1"));  // float64 throughout
+}
+
 TEST(CheckTolerance, ByDType) {
   EXPECT_EQ(jit::toleranceFor(kFloat32, {}).rtol, 1e-4);
   EXPECT_EQ(jit::toleranceFor(kFloat64, {}).rtol, 1e-9);
