@@ -91,7 +91,7 @@ Tensor fromDense(mlir::DenseElementsAttr dense, const TensorMeta& meta, const So
   llvm::ArrayRef<char> raw = dense.getRawData();
   if (dense.isSplat()) {
     for (int64_t i = 0; i < n; ++i) std::memcpy(dst + size_t(i) * size, raw.data(), size);
-  } else {
+  } else if (n != 0) {  // an empty attribute's data() is null: memcpy from null is undefined
     std::memcpy(dst, raw.data(), size_t(n) * size);
   }
   return out;
@@ -172,9 +172,13 @@ mlir::Value buildResourceConstant(mlir::OpBuilder& builder, mlir::Location loc, 
   std::vector<char> bytes = contiguousBytes(value, where);
   if (value.dtype() == kBool)
     for (char& b : bytes) b = b != 0;
-  // The blob's alignment is the element's, as MLIR's own resource builders use.
-  mlir::AsmResourceBlob blob = mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      bytes, value.element_size(), /*dataIsMutable=*/false);
+  // The blob's alignment is the element's, as MLIR's own resource builders use. An empty
+  // tensor gets an empty blob: allocateAndCopy would memcpy from its null data().
+  const size_t align = value.element_size();
+  mlir::AsmResourceBlob blob =
+      bytes.empty() ? mlir::HeapAsmResourceBlob::allocate(0, align, /*dataIsMutable=*/false)
+                    : mlir::HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, align,
+                                                                          /*dataIsMutable=*/false);
   auto attr = mlir::DenseResourceElementsAttr::get(type, blobName, std::move(blob));
   return mlir::kiln::ConstantOp::create(builder, loc, attr);
 }

@@ -264,9 +264,18 @@ TEST(KilnFuzzIsolate, ReportsPassFailCrashAndHang) {
   ChildOutcome failed = runInChild([] { return std::string("mismatch"); }, 10);
   EXPECT_EQ(failed.kind, ChildOutcome::Failed);
   EXPECT_EQ(failed.text, "mismatch");
-  ChildOutcome crashed = runInChild([]() -> std::string { std::raise(SIGSEGV); return ""; }, 10);
+  // The default action, as without a sanitizer: ASan's SEGV handler would exit with 1.
+  ChildOutcome crashed = runInChild([]() -> std::string {
+    std::signal(SIGSEGV, SIG_DFL);
+    std::raise(SIGSEGV);
+    return "";
+  }, 10);
   EXPECT_EQ(crashed.kind, ChildOutcome::Crashed);
   EXPECT_THAT(crashed.text, HasSubstr("signal 11"));
+  // How a sanitizer ends a child: status 1 and no report. A crash, not a mismatch.
+  ChildOutcome sanitized = runInChild([]() -> std::string { _exit(1); }, 10);
+  EXPECT_EQ(sanitized.kind, ChildOutcome::Crashed);
+  EXPECT_EQ(sanitized.text, "exited with status 1");
   ChildOutcome hung = runInChild([] { sleep(5); return std::string(); }, 1);
   EXPECT_EQ(hung.kind, ChildOutcome::Crashed);
   EXPECT_THAT(hung.text, HasSubstr("timed out after 1 s"));
