@@ -7,6 +7,11 @@
 #   bash scripts/bootstrap.sh --with-peers  also LibTorch 1.13 (C++ and python3-torch), the
 #                                           peer benchmarks compare against and the source of
 #                                           the checked-in golden values
+#   bash scripts/bootstrap.sh --with-fuzz   also clang-22 with libFuzzer and the sanitizer
+#                                           runtimes (and LLVM's omp.h, which clang finds
+#                                           beside its own headers), for --config=fuzz
+#                                           (docs/FUZZING.md); CI needs none of them
+# The options combine.
 set -euo pipefail
 
 PACKAGES=(
@@ -21,9 +26,13 @@ PACKAGES=(
   # Data for examples
   dataset-fashion-mnist
 )
-if [[ ${1:-} == --with-peers ]]; then
-  PACKAGES+=(python3-torch libtorch-dev)
-fi
+for option in "$@"; do
+  case $option in
+    --with-peers) PACKAGES+=(python3-torch libtorch-dev) ;;
+    --with-fuzz) PACKAGES+=(clang-22 libclang-rt-22-dev libomp-22-dev) ;;
+    *) echo "bootstrap: unknown option '$option' (--with-peers, --with-fuzz)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -106,9 +106,8 @@ std::vector<std::string> namesFor(const std::vector<std::string>& given, size_t 
                            " names but the graph has ", count, " ", what, "s");
   std::set<std::string> seen;
   for (const std::string& name : given) {
-    if (name.empty() || name.find_first_of("/=") != std::string::npos)
-      throw TraceError::make(loc, "dump", what, " name '", name,
-                             "' is not usable as a file name and flag (empty, or has '/' or '=')");
+    if (!isUsableName(name))
+      throw TraceError::make(loc, "dump", what, " name '", name, "' ", kUnusableName);
     if (!seen.insert(name).second)
       throw TraceError::make(loc, "dump", what, " name '", name, "' is given twice");
   }
@@ -179,6 +178,10 @@ void write(mlir::ModuleOp module, const std::string& path, const DumpOptions& op
 }
 
 }  // namespace
+
+bool isUsableName(std::string_view name) {
+  return !name.empty() && name.find_first_of(std::string_view("/=\0", 3)) == std::string_view::npos;
+}
 
 void dumpModule(mlir::ModuleOp module, const std::string& path, const DumpOptions& options,
                 const SourceLoc& loc) {

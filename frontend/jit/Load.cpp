@@ -11,6 +11,7 @@
 #include "frontend/jit/Backend.h"
 #include "frontend/jit/Check.h"
 #include "frontend/jit/Context.h"
+#include "frontend/jit/Dump.h"
 #include "frontend/jit/OpBridge.h"
 #include "kiln/jit/Trace.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -131,7 +132,11 @@ std::string nameOf(mlir::DictionaryAttr attrs, llvm::StringRef kind, unsigned in
     check.fail(what, " ", index, " is not marked ", kind.str(), " = ", index,
                " (not a graph written by jit::dump)");
   auto name = attrs.getAs<mlir::StringAttr>("kiln.name");
-  return name ? name.getValue().str() : prefix + std::to_string(index);
+  if (!name) return prefix + std::to_string(index);
+  // Checked again here: kiln-run writes DIR/<name>.npy, and a file is not always dump()'s.
+  if (!isUsableName(name.getValue()))
+    check.fail(what, " ", index, " is named '", name.getValue().str(), "', which ", kUnusableName);
+  return name.getValue().str();
 }
 
 void checkUnique(const std::vector<std::string>& names, const char* what, const LoadCheck& check) {

@@ -2,7 +2,7 @@
 // as <output-dir>/<name>.npy and prints its name, dtype and shape; with --repeat, also the
 // time per run. Mistakes (bad flags or files, missing or unknown inputs, wrong shapes) are
 // one line on stderr and exit code 2.
-#include <unistd.h>
+#include "tools/kiln-run/KilnRun.h"
 
 #include <algorithm>
 #include <charconv>
@@ -198,13 +198,7 @@ int run(const Flags& flags) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  // `bazel run` starts tools in their runfiles tree; resolve the user's relative paths
-  // from the directory they ran bazel in.
-  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY"); dir && chdir(dir) != 0) {
-    std::cerr << "kiln-run: cannot change to BUILD_WORKING_DIRECTORY " << dir << "\n";
-    return 2;
-  }
+int kiln::tools::kilnRun(int argc, char** argv) {
   try {
     return run(parseFlags(argc, argv));
   } catch (const UsageError& e) {

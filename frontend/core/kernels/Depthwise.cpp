@@ -32,8 +32,13 @@ constexpr int64_t kLanes = 16;
 // Lanes k..k+15 of the 32 floats lo, hi.
 template <int k>
 KILN_INLINE_IN_CLONES Floats shifted(Floats lo, Floats hi) {
+#if defined(__clang__)  // the fuzz build (docs/FUZZING.md); clang has no __builtin_shuffle
+  return __builtin_shufflevector(lo, hi, k, k + 1, k + 2, k + 3, k + 4, k + 5, k + 6, k + 7, k + 8,
+                                 k + 9, k + 10, k + 11, k + 12, k + 13, k + 14, k + 15);
+#else
   return __builtin_shuffle(lo, hi, Lanes{k, k + 1, k + 2, k + 3, k + 4, k + 5, k + 6, k + 7, k + 8,
                                          k + 9, k + 10, k + 11, k + 12, k + 13, k + 14, k + 15});
+#endif
 }
 
 struct PaddedPlane {

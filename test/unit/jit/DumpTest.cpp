@@ -226,7 +226,7 @@ TEST(DumpTest, NamesMustMatchTheInputsAndOutputs) {
                     "kiln::dump: input name 'a' is given twice" + testing::at());
   EXPECT_KILN_ERROR(traced.dump(dir / "m", {.output_names = {"out/s"}}), TraceError,
                     "kiln::dump: output name 'out/s' is not usable as a file name and flag "
-                    "(empty, or has '/' or '=')" +
+                    "(empty, or has '/', '=' or NUL)" +
                         testing::at());
   EXPECT_EQ(filesIn(dir), std::vector<std::string>{});
 }
@@ -333,6 +333,27 @@ TEST(LoadTest, AGraphMustBeOneFunctionOfInputsAndOutputs) {
       return %a : tensor<2xf32>
     })",
                   "input name 'x' is used twice");
+  // kiln-run writes DIR/<name>.npy: a file's names are held to dump()'s rule, so none
+  // reaches outside DIR.
+  expectLoadError(R"(
+    func.func @main(%x: tensor<2xf32> {kiln.input = 0 : i64})
+        -> (tensor<2xf32> {kiln.output = 0 : i64, kiln.name = "../../escape"}) {
+      return %x : tensor<2xf32>
+    })",
+                  "result 0 is named '../../escape', which is not usable as a file name and "
+                  "flag (empty, or has '/', '=' or NUL)");
+  expectLoadError(R"(
+    func.func @main(%x: tensor<2xf32> {kiln.input = 0 : i64, kiln.name = "a=b"})
+        -> (tensor<2xf32> {kiln.output = 0 : i64}) {
+      return %x : tensor<2xf32>
+    })",
+                  "argument 0 is named 'a=b', which is not usable as a file name and flag");
+  expectLoadError(R"(
+    func.func @main(%x: tensor<2xf32> {kiln.input = 0 : i64, kiln.name = ""})
+        -> (tensor<2xf32> {kiln.output = 0 : i64}) {
+      return %x : tensor<2xf32>
+    })",
+                  "argument 0 is named '', which is not usable as a file name and flag");
   expectLoadError("func.func private @main(tensor<2xf32>)", "function 'main' has no body");
   expectLoadError(R"(
     func.func @f() { return }
