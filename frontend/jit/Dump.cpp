@@ -2,6 +2,9 @@
 // context (so the blobs made here neither pile up in the trace's context nor get names
 // that depend on earlier dumps), its large constants become dense_resource blobs, its
 // inputs and outputs get names, and the file is written atomically.
+#include <bit>
+#include <cstdio>
+#include <optional>
 #include <exception>
 #include <iterator>
 #include <set>
@@ -14,6 +17,7 @@
 #include "frontend/jit/Dump.h"
 #include "frontend/jit/OpBridge.h"
 #include "mlir/Bytecode/BytecodeWriter.h"
+#include "llvm/Support/xxhash.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Parser/Parser.h"
@@ -163,9 +167,14 @@ void write(mlir::ModuleOp module, const std::string& path, const DumpOptions& op
   {
     AtomicFileStream out(file);
     if (options.format == DumpOptions::Format::Bytecode) {
-      mlir::BytecodeWriterConfig config("Kiln");
-      if (mlir::failed(mlir::writeBytecodeToFile(module, out, config)))
+      std::string bytes;
+      llvm::raw_string_ostream buffer(bytes);
+      mlir::BytecodeWriterConfig config(kBytecodeProducer);
+      if (mlir::failed(mlir::writeBytecodeToFile(module, buffer, config)))
         throw CompileError::make(loc, "dump", path, ": the program cannot be written as bytecode");
+      buffer.flush();
+      stampBytecode(bytes);
+      out << bytes;
     } else {
       // A top-level module prints its resource section (the blobs, never elided here).
       mlir::OpPrintingFlags flags;
@@ -178,6 +187,58 @@ void write(mlir::ModuleOp module, const std::string& path, const DumpOptions& op
 }
 
 }  // namespace
+
+namespace {
+
+// MLIR bytecode's header: the magic, the version as a prefix varint, the producer string
+// with its NUL. The offset of the producer and of the byte after its NUL, or nullopt.
+std::optional<std::pair<size_t, size_t>> producerSpan(std::string_view bytes) {
+  constexpr std::string_view kMagic("ML\xefR", 4);
+  if (!bytes.starts_with(kMagic)) return std::nullopt;
+  size_t at = kMagic.size();
+  if (at >= bytes.size()) return std::nullopt;
+  const auto first = uint8_t(bytes[at]);
+  // A prefix varint: the count of trailing zero bits of the first byte is the count of
+  // bytes that follow it (8 for a first byte of 0).
+  const size_t length = first == 0 ? 9 : size_t(std::countr_zero(first)) + 1;
+  at += length;
+  const size_t end = bytes.find('\0', at);
+  if (at > bytes.size() || end == std::string_view::npos) return std::nullopt;
+  return std::make_pair(at, end + 1);
+}
+
+std::string hexHash(std::string_view bytes) {
+  char digits[17];
+  std::snprintf(digits, sizeof digits, "%016llx",
+                static_cast<unsigned long long>(llvm::xxh3_64bits(llvm::StringRef(bytes.data(), bytes.size()))));
+  return digits;
+}
+
+constexpr std::string_view kHashPrefix = "Kiln xxh3=";
+
+}  // namespace
+
+void stampBytecode(std::string& bytes) {
+  const auto span = producerSpan(bytes);
+  if (!span || std::string_view(bytes).substr(span->first, span->second - 1 - span->first) !=
+                   kBytecodeProducer)
+    throw CompileError::make(SourceLoc::current(), "dump",
+                             "the bytecode writer's header is not where Kiln expects it");
+  const std::string hash = hexHash(std::string_view(bytes).substr(span->second));
+  bytes.replace(span->first + kHashPrefix.size(), hash.size(), hash);
+}
+
+BytecodeCheck checkBytecode(std::string_view bytes, std::string& producer) {
+  if (!bytes.starts_with(std::string_view("ML\xefR", 4))) return BytecodeCheck::NotBytecode;
+  const auto span = producerSpan(bytes);
+  if (!span) return BytecodeCheck::Corrupt;
+  producer = std::string(bytes.substr(span->first, span->second - 1 - span->first));
+  if (!producer.starts_with(kHashPrefix)) return BytecodeCheck::Unstamped;
+  if (producer.size() != kBytecodeProducer.size()) return BytecodeCheck::Corrupt;
+  return producer.substr(kHashPrefix.size()) == hexHash(bytes.substr(span->second))
+             ? BytecodeCheck::Verified
+             : BytecodeCheck::Corrupt;
+}
 
 bool isUsableName(std::string_view name) {
   return !name.empty() && name.find_first_of(std::string_view("/=\0", 3)) == std::string_view::npos;

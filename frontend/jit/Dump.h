@@ -22,4 +22,20 @@ bool isUsableName(std::string_view name);
 inline constexpr const char* kUnusableName =
     "is not usable as a file name and flag (empty, or has '/', '=' or NUL)";
 
+// Bytecode that dump() writes names its producer "Kiln xxh3=<16 hex digits>": a hash of
+// every byte after the header, so load() refuses a damaged file before MLIR's bytecode
+// reader, which trusts the counts a file holds (docs/FUZZING.md), reads it.
+inline constexpr std::string_view kBytecodeProducer = "Kiln xxh3=0000000000000000";
+// Writes the hash into the producer of bytecode written with kBytecodeProducer.
+void stampBytecode(std::string& bytes);
+
+enum class BytecodeCheck {
+  NotBytecode,  // no bytecode magic: text, or not MLIR at all
+  Verified,     // dump()'s bytecode, hash matching
+  Unstamped,    // bytecode some other writer made (kiln-opt, mlir-opt): nothing to check
+  Corrupt,      // a header that does not parse, or a hash that does not match
+};
+// What `bytes` are; `producer` gets the producer string of bytecode.
+BytecodeCheck checkBytecode(std::string_view bytes, std::string& producer);
+
 }  // namespace kiln::jit

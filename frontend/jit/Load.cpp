@@ -2,6 +2,8 @@
 // (one function, inputs and outputs only, no host callbacks), and run compiled for the CPU
 // (KILN_JIT_BACKEND, static input shapes) or on the reference interpreter.
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <vector>
@@ -78,6 +80,33 @@ std::shared_ptr<llvm::SourceMgr> readFile(const std::string& path, const SourceL
   return source;
 }
 
+// MLIR's bytecode reader trusts the counts a file holds (a damaged file can make it abort
+// or allocate gigabytes; docs/FUZZING.md), so load reads only bytecode it can check: what
+// dump() wrote, whose hash matches. Other bytecode (kiln-opt --emit-bytecode, mlir-opt) is
+// read only with KILN_TRUST_BYTECODE=1; text always (its parser checks as it goes).
+void checkBytecodeBeforeParsing(const LoadedGraph::Impl& g, const LoadCheck& check) {
+  const llvm::MemoryBuffer* buffer = g.source->getMemoryBuffer(g.source->getMainFileID());
+  std::string producer;
+  switch (checkBytecode(buffer->getBuffer(), producer)) {
+    case BytecodeCheck::NotBytecode:
+    case BytecodeCheck::Verified: return;
+    case BytecodeCheck::Corrupt:
+      check.fail("damaged bytecode: its header or its hash does not match what dump() wrote "
+                 "(a truncated or altered file?)");
+    case BytecodeCheck::Unstamped: {
+      const char* trust = std::getenv("KILN_TRUST_BYTECODE");
+      if (trust && std::string_view(trust) == "1") return;
+      if (producer.size() > 40) producer = producer.substr(0, 40) + "...";
+      for (char& c : producer)
+        if (!std::isprint(static_cast<unsigned char>(c))) c = '?';
+      check.fail("bytecode from another writer (producer '", producer,
+                 "') has no hash Kiln can check, and MLIR's bytecode reader trusts what a file "
+                 "says; convert it to text (kiln-opt FILE -o FILE.mlir) or, for a file you "
+                 "trust, set KILN_TRUST_BYTECODE=1");
+    }
+  }
+}
+
 // Parses (bytecode or text, told apart by the bytecode magic); the first error MLIR
 // reports, with its line and column for text, becomes the IOError.
 mlir::OwningOpRef<mlir::ModuleOp> parse(LoadedGraph::Impl& g, const LoadCheck& check) {
@@ -91,6 +120,7 @@ mlir::OwningOpRef<mlir::ModuleOp> parse(LoadedGraph::Impl& g, const LoadCheck& c
     firstError += oneLine(diag.str());
     return mlir::success();
   });
+  checkBytecodeBeforeParsing(g, check);
   mlir::ParserConfig config(g.context.get());
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceFile<mlir::ModuleOp>(g.source, config);

@@ -2,11 +2,14 @@
 // unset: compiled for the CPU, interpreted where it has dynamic dims), given inputs of its
 // signature as .npy files, run, and its outputs written. Slow: every input compiles.
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "frontend/jit/Context.h"
+#include "frontend/jit/Dump.h"
 #include "frontend/jit/OpBridge.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
@@ -28,12 +31,20 @@ constexpr int64_t kDynamicSize = 3;
 // The argument types of the file's first func.func, as far as they are tensors Kiln
 // knows; none when the file does not parse (kiln-run then says why).
 std::vector<kiln::TensorMeta> signatureOf(const std::string& path) {
+  std::vector<kiln::TensorMeta> metas;
+  {  // only what jit::load would hand to MLIR's reader (bytecode it can check, or text)
+    std::ifstream file(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::string producer;
+    const kiln::jit::BytecodeCheck check = kiln::jit::checkBytecode(bytes, producer);
+    if (check != kiln::jit::BytecodeCheck::NotBytecode && check != kiln::jit::BytecodeCheck::Verified)
+      return metas;
+  }
   std::unique_ptr<mlir::MLIRContext> context = kiln::jit::makeContext();
   mlir::ScopedDiagnosticHandler quiet(context.get(),
                                       [](mlir::Diagnostic&) { return mlir::success(); });
   mlir::ParserConfig config(context.get());
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceFile<mlir::ModuleOp>(path, config);
-  std::vector<kiln::TensorMeta> metas;
   if (!module) return metas;
   for (mlir::func::FuncOp func : module->getOps<mlir::func::FuncOp>()) {
     for (mlir::Type type : func.getArgumentTypes()) {

@@ -23,8 +23,12 @@
 
 // Text back to bytecode, and the dumped bytecode itself, timed.
 // RUN: kiln-opt %t/model.mlir --emit-bytecode -o %t/from-text.mlirbc
-// RUN: kiln-run %t/from-text.mlirbc --input=x=%t/x.npy --input=shift=%t/shift.npy \
-// RUN:   --output-dir=%t/out3
+// kiln-opt's bytecode has no hash Kiln can check: refused, then read when trusted.
+// RUN: not kiln-run %t/from-text.mlirbc --input=x=%t/x.npy --input=shift=%t/shift.npy 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=UNTRUSTED
+// UNTRUSTED: bytecode from another writer (producer 'MLIR{{.*}}') has no hash Kiln can check
+// RUN: env KILN_TRUST_BYTECODE=1 kiln-run %t/from-text.mlirbc --input=x=%t/x.npy \
+// RUN:   --input=shift=%t/shift.npy --output-dir=%t/out3
 // RUN: cmp %t/out3/probs.npy %t/expected/probs.npy
 // RUN: kiln-run %t/model.mlirbc --input x=%t/x.npy --input shift=%t/shift.npy \
 // RUN:   --output-dir %t/out4 --repeat 3 --warmup 1 | FileCheck %s --check-prefix=TIME

@@ -274,12 +274,32 @@ TEST(LoadTest, MissingTruncatedAndCorruptFilesAreIOErrors) {
 
   traced.dump(dir / "whole.mlirbc");
   std::string bytes = readText(dir / "whole.mlirbc");
-  for (size_t keep : {bytes.size() / 2, bytes.size() - 1, size_t(10)}) {
+  // Bytecode is checked against the hash dump() wrote before MLIR's reader sees it.
+  for (size_t keep : {bytes.size() / 2, bytes.size() - 1, size_t(10), size_t(5)}) {
     writeText(dir / "cut.mlirbc", bytes.substr(0, keep));
-    EXPECT_KILN_ERROR_HAS(
-        jit::load(dir / "cut.mlirbc"), IOError,
-        "kiln::load: " + (dir / "cut.mlirbc").string() + ": not a valid kiln graph: ");
+    EXPECT_KILN_ERROR_HAS(jit::load(dir / "cut.mlirbc"), IOError,
+                          "kiln::load: " + (dir / "cut.mlirbc").string() + ": damaged bytecode: ");
   }
+  for (size_t at : {bytes.size() / 3, bytes.size() - 1}) {
+    std::string flipped = bytes;
+    flipped[at] = char(flipped[at] ^ 0x10);
+    writeText(dir / "flipped.mlirbc", flipped);
+    EXPECT_KILN_ERROR_HAS(jit::load(dir / "flipped.mlirbc"), IOError,
+                          "kiln::load: " + (dir / "flipped.mlirbc").string() + ": damaged bytecode: ");
+  }
+  // Another writer's bytecode (here: the producer renamed) has no hash: refused unless
+  // KILN_TRUST_BYTECODE=1, then read as before.
+  std::string other = bytes;
+  const size_t producer = other.find("Kiln xxh3=");
+  ASSERT_NE(producer, std::string::npos);
+  other.replace(producer, 4, "MLIR");
+  writeText(dir / "other.mlirbc", other);
+  EXPECT_KILN_ERROR_HAS(jit::load(dir / "other.mlirbc"), IOError,
+                        "kiln::load: " + (dir / "other.mlirbc").string() +
+                            ": bytecode from another writer (producer 'MLIR xxh3=");
+  ::setenv("KILN_TRUST_BYTECODE", "1", 1);
+  EXPECT_EQ(jit::load(dir / "other.mlirbc").output_names(), jit::load(dir / "whole.mlirbc").output_names());
+  ::unsetenv("KILN_TRUST_BYTECODE");
   traced.dump(dir / "whole.mlir", {.format = Format::Text});
   std::string text = readText(dir / "whole.mlir");
   writeText(dir / "cut.mlir", text.substr(0, text.size() - 40));  // inside the resource section
