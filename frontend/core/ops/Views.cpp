@@ -255,7 +255,7 @@ Tensor Tensor::reshape(Shape shape, const SourceLoc& loc) const {
 
 // Unlike reshape, view never copies: a non-contiguous tensor is an error, as in PyTorch.
 Tensor Tensor::view(Shape shape, const SourceLoc& loc) const {
-  if (!is_contiguous() && !is_placeholder())
+  if (!is_contiguous())
     throw ShapeError::make(loc, "view", "a tensor of shape ", sizes(), " and strides ", strides(),
                            " is not contiguous; use reshape (which may copy)");
   return reshape(std::move(shape), loc);

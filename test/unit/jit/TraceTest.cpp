@@ -154,6 +154,27 @@ TEST(TraceTest, ExcludeFromTraceOutsideATraceJustRuns) {
   EXPECT_EQ(y.item<float>(), -1.0f);
 }
 
+// A symbolic trace's views have the strides eager views have: contiguous() of a transposed
+// input records the copy eager code makes, and view() of it is the error eager code gets
+// (issue 19, kiln-fuzz seed 108071: placeholders were always contiguous before).
+TEST_P(TraceModes, ViewsHaveEagerStrides) {
+  auto layout = jit::trace(
+      [](Tensor x) {
+        Tensor t = x.transpose(0, 1);
+        EXPECT_FALSE(t.is_contiguous());
+        EXPECT_TRUE(t.contiguous().is_contiguous());
+        EXPECT_TRUE(x.slice(1, 0, 3, 2).strides() == (Strides{4, 2}));
+        return t.contiguous();
+      },
+      {.symbolic = GetParam()});
+  Tensor x = testing::seededInput({3, 4}, 5);
+  EXPECT_TRUE(sameBits(layout(x), x.transpose(0, 1).contiguous()));
+  EXPECT_THAT(layout.graph_str(), HasSubstr("kiln.reshape"));  // the copy contiguous() made
+  auto viewed = jit::trace([](Tensor x) { return x.transpose(0, 1).view({12}); },
+                           {.symbolic = GetParam()});
+  EXPECT_THROW(viewed(x), ShapeError);
+}
+
 INSTANTIATE_TEST_SUITE_P(ByValueAndSymbolic, TraceModes, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Symbolic" : "ByValue"; });
 
