@@ -210,6 +210,7 @@ struct MatmulBiasToAddmm : OpRewritePattern<AddOp> {
     auto biasType = cast<RankedTensorType>(bias.getX().getType());
     if (type.getRank() != 2 || !isa<FloatType>(type.getElementType()) ||
         biasType.getRank() != 1 || bias.getDims() != ArrayRef<int64_t>{1} ||
+        biasType.getDimSize(0) != type.getDimSize(1) ||  // not a [1] broadcast (217693)
         biasType.getElementType() != type.getElementType())
       return failure();
     for (Value operand : {mm.getA(), mm.getB()})

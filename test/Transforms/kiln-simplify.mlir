@@ -172,6 +172,22 @@ func.func @addmm_epilogues(%x0: tensor<8x4xf32>, %x1: tensor<8x4xf32>, %x2: tens
 
 // -----
 
+// A bias of one value broadcast over every column is not one value per column: the
+// product and the add stay (kiln-fuzz seed 217693 made an addmm its verifier rejects).
+// CHECK-LABEL: func.func @addmm_needs_a_bias_per_column(
+// CHECK:         kiln.matmul
+// CHECK:         kiln.add
+// CHECK-NOT:     kiln.addmm
+func.func @addmm_needs_a_bias_per_column(%x: tensor<6x8xf64>, %w: tensor<8x33xf64>,
+                                         %b: tensor<1xf64>) -> tensor<6x33xf64> {
+  %m = kiln.matmul %x, %w : tensor<6x8xf64>, tensor<8x33xf64>
+  %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [6, 33] : tensor<1xf64>
+  %y = kiln.add %m, %bb : tensor<6x33xf64>
+  return %y : tensor<6x33xf64>
+}
+
+// -----
+
 // A relu that is a convolution's only user joins it as its relu epilogue; one of two users
 // does not.
 // CHECK-LABEL: func.func @conv_relu(

@@ -570,6 +570,16 @@ std::vector<OpCase> regressions() {
     (sum(mul(v7, s[1])) + sum(mul(v4, s[2]))).backward();
     return Tensors{v7, v4, s[0].grad()};
   }));
+  // A float32 matmul of a column sliced with step 2 (stride 2 on its size-1 dim): oneDNN
+  // refused the layout, eagerly (218878). A float64 product plus a [1] bias broadcast
+  // over its 33 columns became an addmm its verifier rejects, compiled (217693).
+  cases.push_back(op("fuzz_218878_matmul_of_strided_column", {positive({33, 1}), normal({1, 33})},
+                     [](X x) { return matmul(x[0].slice(-1, -1, 1, 2), x[1]); }));
+  cases.push_back(withState("fuzz_217693_matmul_plus_one_bias_value",
+                            {positive({1}), normal({6, 8}, kFloat64)},
+                            {normal({8, 33}, kFloat64)}, [](X x, Tensors s) {
+    return Tensors{add(matmul(x[1], s[0]), x[0])};
+  }));
   cases.push_back(op("layer_norm_of_broadcast_chain", {normal({5, 1, 20}), normal({5, 20})}, [](X x) {
     return layer_norm(add(x[1], add(mul(x[0], -1.5), 0.25)), {20});
   }));

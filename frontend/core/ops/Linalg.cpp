@@ -48,6 +48,12 @@ std::vector<TensorMeta> matmulShape(const OpDef& op, std::span<const TensorMeta>
 dnnl::memory::dims matrixStrides(const Tensor& x, bool transposed) {
   Strides s = x.strides();
   const size_t r = s.size();
+  // A dim of size 1 is never stepped along, so its stride can be anything (a slice's step
+  // leaves one of 2 on a [33, 1] column), which oneDNN reads as an overlapping layout and
+  // refuses ("could not execute a primitive", kiln-fuzz seed 218878). It gets the stride a
+  // contiguous tensor would have there.
+  for (size_t d = r, inner = 1; d-- > 0; inner *= size_t(x.sizes()[d]))
+    if (x.sizes()[d] == 1) s[d] = int64_t(inner);
   for (size_t d = 0; d + 2 < r; ++d)
     if (s[d] == 0 && x.sizes()[d] > 1) return {};
   if (s[r - 1] != 1 && s[r - 2] != 1) return {};
