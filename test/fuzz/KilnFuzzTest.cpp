@@ -250,6 +250,21 @@ TEST(KilnFuzzMinimize, KeepsOnlyWhatTheFailureNeeds) {
   EXPECT_THAT(printCase(small, "m", ""), HasSubstr("Tensor v1 = tanh(x[0]);"));
 }
 
+// A batch_norm whose output nothing reads still writes its running statistics, which a
+// later op reads: compacting keeps it (seed 109737's printed reproducer lacked it).
+TEST(KilnFuzzMinimize, CompactKeepsABatchNormWhoseStatisticsAreRead) {
+  Program p;
+  p.nodes = {leaf(Op::Input, 0, {4, 3}), leaf(Op::State, 0, {3}), leaf(Op::State, 1, {3}),
+             apply(Op::BatchNorm, {0, 1, 2}, {4, 3}), apply(Op::Abs, {1}, {3})};
+  p.outputs = {4};
+  const Program c = compact(p);
+  ASSERT_EQ(c.nodes.size(), 5u);
+  EXPECT_EQ(c.nodes[3].op, Op::BatchNorm);
+  p.nodes[4].args = {0};  // reads the input instead: the batch_norm is dead
+  p.nodes[4].shape = {4, 3};
+  EXPECT_EQ(compact(p).nodes.size(), 2u);
+}
+
 TEST(KilnFuzzMinimize, CompactRenumbersLeaves) {
   Program p = layerNormProgram();
   p.outputs = {2};  // tanh(x0) alone: the parameter and the rest are dead

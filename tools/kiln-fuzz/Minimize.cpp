@@ -79,7 +79,17 @@ Program compact(const Program& p) {
   for (int o : p.outputs) live[size_t(o)] = true;
   for (size_t n = p.nodes.size(); n-- > 0;)
     if (live[n])
-      for (int a : p.nodes[n].args) live[size_t(a)] = true;
+      for (int a : p.nodes[n].args) {
+        live[size_t(a)] = true;
+        // batch_norm writes its running statistics (state) in place, so a later reader of
+        // that state needs it though nothing reads its output (seed 109737's reproducer
+        // lacked the batch_norm that mattered).
+        for (size_t m = 0; m < n; ++m) {
+          const Node& w = p.nodes[m];
+          if (w.op == Op::BatchNorm && w.args.size() > 2 && (w.args[1] == a || w.args[2] == a))
+            live[m] = true;
+        }
+      }
   Program c;
   c.seed = p.seed;
   c.backward = p.backward;
