@@ -30,7 +30,11 @@
 #include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/Pass/PassRegistry.h"
 
 namespace mlir::kiln {
@@ -43,6 +47,30 @@ void buildCpuPlanningPipeline(OpPassManager &pm, const CpuPipelineOptions &optio
   pm.addPass(createKilnOutlineKernelsPass());
   pm.addPass(createKilnPlanMemoryPass());
 }
+
+// MLIR 22's buffer-results-to-out-params with hoist-static-allocs crashes on a function
+// that returns one buffer twice: it turns the alloc into the first out-parameter, erases
+// it, then reads it for the second. A kernel returns one value twice when a fold made two
+// of its results one (max(x, x), kiln-fuzz seed 227268). Each repeated result gets a copy
+// of its own before bufferization; such kernels are rare, and the copy is one pass.
+struct DistinctKernelResults
+    : PassWrapper<DistinctKernelResults, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DistinctKernelResults)
+  StringRef getArgument() const final { return "kiln-distinct-kernel-results"; }
+  void runOnOperation() override {
+    getOperation().walk([](func::ReturnOp ret) {
+      llvm::SmallPtrSet<Value, 8> seen;
+      OpBuilder builder(ret);
+      for (OpOperand &operand : ret->getOpOperands()) {
+        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+        if (!type || seen.insert(operand.get()).second)
+          continue;
+        operand.set(bufferization::AllocTensorOp::create(builder, ret.getLoc(), type,
+                                                         ValueRange{}, operand.get()));
+      }
+    });
+  }
+};
 
 // Kernels: linalg on tensors, elementwise generics merged, buffers with the
 // results as out-parameters (so a kernel writes where the host planned),
@@ -59,6 +87,7 @@ static void buildKernelLoweringPipeline(OpPassManager &pm) {
   // reductions inside; after bufferization the scf.forall is an scf.parallel like
   // every other kernel loop.
   pm.addNestedPass<func::FuncOp>(createKilnTileRowsPass());
+  pm.addNestedPass<func::FuncOp>(std::make_unique<DistinctKernelResults>());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

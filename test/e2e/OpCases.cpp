@@ -575,6 +575,21 @@ std::vector<OpCase> regressions() {
   // over its 33 columns became an addmm its verifier rejects, compiled (217693).
   cases.push_back(op("fuzz_218878_matmul_of_strided_column", {positive({33, 1}), normal({1, 33})},
                      [](X x) { return matmul(x[0].slice(-1, -1, 1, 2), x[1]); }));
+  // A float32 batched matmul of rows sliced with step 3: batch stride 121 below the 4 x 33
+  // the sliced rows span; oneDNN could not describe it (223643, in the fuzzer's float32 run).
+  cases.push_back(op("fuzz_223643_matmul_of_rows_sliced_with_a_step",
+                     {normal({2, 11, 11, 1}), normal({2, 4, 1, 5})},
+                     [](X x) { return matmul(x[0].slice(-3, -11, 10, 3), x[1]); }));
+  // maximum(x.to(f32), x) of a float64 x is max(x, x) once the conversion round trip
+  // folds: the fused kernel returned one buffer twice, and MLIR's out-parameter pass
+  // crashed on it (a segfault while compiling, 227268).
+  cases.push_back(withState("fuzz_227268_kernel_returning_one_value_twice",
+                            {normal({7, 4, 8}), normal({4, 13}, kFloat64)}, {normal({7, 8, 2}, kFloat64)},
+                            [](X x, Tensors s) {
+    Tensor v1 = x[0].to(kFloat64);
+    Tensor v4 = maximum(v1.to(kFloat32), v1).reshape({7, 4, -1, 4});
+    return Tensors{matmul(v4, x[1]), matmul(v1, s[0])};
+  }));
   cases.push_back(withState("fuzz_217693_matmul_plus_one_bias_value",
                             {positive({1}), normal({6, 8}, kFloat64)},
                             {normal({8, 33}, kFloat64)}, [](X x, Tensors s) {

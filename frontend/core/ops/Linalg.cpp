@@ -47,15 +47,22 @@ std::vector<TensorMeta> matmulShape(const OpDef& op, std::span<const TensorMeta>
 // oneDNN cannot read its layout directly (broadcast batch dims, odd inner strides).
 dnnl::memory::dims matrixStrides(const Tensor& x, bool transposed) {
   Strides s = x.strides();
+  const Shape& n = x.sizes();
   const size_t r = s.size();
-  // A dim of size 1 is never stepped along, so its stride can be anything (a slice's step
-  // leaves one of 2 on a [33, 1] column), which oneDNN reads as an overlapping layout and
-  // refuses ("could not execute a primitive", kiln-fuzz seed 218878). It gets the stride a
-  // contiguous tensor would have there.
-  for (size_t d = r, inner = 1; d-- > 0; inner *= size_t(x.sizes()[d]))
-    if (x.sizes()[d] == 1) s[d] = int64_t(inner);
   for (size_t d = 0; d + 2 < r; ++d)
-    if (s[d] == 0 && x.sizes()[d] > 1) return {};
+    if (s[d] == 0 && n[d] > 1) return {};
+  for (size_t d = r; d-- > 0;) {
+    int64_t span = 1;  // how far the dims after d reach, as oneDNN measures it
+    for (size_t e = d + 1; e < r; ++e) span = std::max(span, n[e] * s[e]);
+    // A dim of size 1 is never stepped along, so its stride can be anything (a slice's
+    // step leaves 2 on a [33, 1] column), which oneDNN reads as an overlapping layout and
+    // refuses ("could not execute a primitive", kiln-fuzz seed 218878): it gets the span.
+    if (n[d] == 1) s[d] = span;
+    // A batch dim whose stride is below the span of the matrix after it (rows sliced with
+    // a step: [2, 4, 11] with strides [121, 33, 1]) does not overlap, but oneDNN cannot
+    // describe it ("could not construct a memory descriptor using strides", 223643): copy.
+    else if (d + 2 < r && s[d] < span) return {};
+  }
   if (s[r - 1] != 1 && s[r - 2] != 1) return {};
   if (transposed) std::swap(s[r - 1], s[r - 2]);
   return dnnl::memory::dims(s.begin(), s.end());
