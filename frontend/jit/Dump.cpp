@@ -190,12 +190,13 @@ void write(mlir::ModuleOp module, const std::string& path, const DumpOptions& op
 
 namespace {
 
+constexpr std::string_view kBytecodeMagic("ML\xefR", 4);
+
 // MLIR bytecode's header: the magic, the version as a prefix varint, the producer string
 // with its NUL. The offset of the producer and of the byte after its NUL, or nullopt.
 std::optional<std::pair<size_t, size_t>> producerSpan(std::string_view bytes) {
-  constexpr std::string_view kMagic("ML\xefR", 4);
-  if (!bytes.starts_with(kMagic)) return std::nullopt;
-  size_t at = kMagic.size();
+  if (!bytes.starts_with(kBytecodeMagic)) return std::nullopt;
+  size_t at = kBytecodeMagic.size();
   if (at >= bytes.size()) return std::nullopt;
   const auto first = uint8_t(bytes[at]);
   // A prefix varint: the count of trailing zero bits of the first byte is the count of
@@ -229,7 +230,7 @@ void stampBytecode(std::string& bytes) {
 }
 
 BytecodeCheck checkBytecode(std::string_view bytes, std::string& producer) {
-  if (!bytes.starts_with(std::string_view("ML\xefR", 4))) return BytecodeCheck::NotBytecode;
+  if (!bytes.starts_with(kBytecodeMagic)) return BytecodeCheck::NotBytecode;
   const auto span = producerSpan(bytes);
   if (!span) return BytecodeCheck::Corrupt;
   producer = std::string(bytes.substr(span->first, span->second - 1 - span->first));
