@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
+#include <set>
 #include <optional>
 #include <random>
 #include <thread>
@@ -75,9 +77,32 @@ int setUpThreads(const Options& options) {
   return threads;
 }
 
+// The BLAS and oneDNN libraries this process actually mapped, read from /proc/self/maps:
+// LibTorch's BLAS_INFO is what it was built against ("generic" on Debian), not what
+// libblas.so.3 resolves to on this machine (reference BLAS or OpenBLAS, by alternatives).
+static std::string mappedLibraries(const char* needle) {
+  std::ifstream maps("/proc/self/maps");
+  std::set<std::string> found;
+  for (std::string line; std::getline(maps, line);) {
+    size_t slash = line.find('/');
+    if (slash == std::string::npos) continue;
+    std::string path = line.substr(slash);
+    std::string base = path.substr(path.rfind('/') + 1);
+    if (base.find(needle) == std::string::npos) continue;
+    char resolved[4096];
+    found.insert(realpath(path.c_str(), resolved) ? resolved : path);
+  }
+  std::string out;
+  for (const std::string& path : found) out += (out.empty() ? "" : ", ") + path;
+  return out.empty() ? "none mapped" : out;
+}
+
 void printMachine(int threads) {
   std::printf("cpu: %s; cores (hardware_concurrency): %u\n", cpuModel().c_str(),
               std::thread::hardware_concurrency());
+  const dnnl_version_t* dnnl = dnnl_version();
+  std::printf("oneDNN %d.%d.%d (mapped: %s)\n", dnnl->major, dnnl->minor, dnnl->patch,
+              mappedLibraries("libdnnl").c_str());
   std::printf("threads: kiln %d (KILN_NUM_THREADS), oneDNN/OpenMP %d", kiln::get_num_threads(),
               omp_get_max_threads());
   (void)threads;
@@ -93,6 +118,7 @@ void printMachine(int threads) {
   std::printf("libtorch: %s, BLAS_INFO=%s, USE_MKLDNN=%s, CPU capability %s\n",
               field("TORCH_VERSION=").c_str(), field("BLAS_INFO=").c_str(),
               field("USE_MKLDNN=").c_str(), field("CPU capability usage: ").c_str());
+  std::printf("peer BLAS (mapped): %s\n", mappedLibraries("blas").c_str());
 #else
   std::printf("\nLibTorch not installed: skipped (libtorch-dev absent when @libtorch was configured)\n");
 #endif

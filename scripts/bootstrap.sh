@@ -4,7 +4,7 @@
 # The CUDA toolkit is optional and never installed here; it is detected at /usr/local/cuda.
 #
 #   bash scripts/bootstrap.sh               what the build and tests need (CI)
-#   bash scripts/bootstrap.sh --with-peers  also LibTorch 1.13 (C++ and python3-torch), the
+#   bash scripts/bootstrap.sh --with-peers  also LibTorch 1.13 (C++ and python3-torch) on OpenBLAS, the
 #                                           peer benchmarks compare against and the source of
 #                                           the checked-in golden values
 #   bash scripts/bootstrap.sh --with-fuzz   also clang-22 with libFuzzer and the sanitizer
@@ -28,7 +28,7 @@ PACKAGES=(
 )
 for option in "$@"; do
   case $option in
-    --with-peers) PACKAGES+=(python3-torch libtorch-dev) ;;
+    --with-peers) PACKAGES+=(python3-torch libtorch-dev libopenblas0-pthread) ;;
     --with-fuzz) PACKAGES+=(clang-22 libclang-rt-22-dev libomp-22-dev) ;;
     *) echo "bootstrap: unknown option '$option' (--with-peers, --with-fuzz)" >&2; exit 2 ;;
   esac
