@@ -18,29 +18,29 @@
 #include <optional>
 
 #include "dialect/KilnOps.h"
-#include "frontend/io/BinaryFile.h"
-#include "frontend/jit/OpBridge.h"
+#include "bridge/OpBridge.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Log.h"
 #include "kiln/core/Ops.h"
-#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
 #include "runtime/JitEngine.h"
 #include "runtime/cpu/Parallel.h"
-#include "llvm/Support/raw_ostream.h"
+#include "support/BinaryFile.h"
 
 namespace kiln::runtime {
 
 // One op of the host schedule that compiled code hands back to the runtime.
 struct HostOp {
   std::string what;  // "'kiln.matmul' at model.cc:12:3", for errors
-  jit::TableCall call;
+  bridge::TableCall call;
   int64_t callee = -1;  // for kiln.callback
   std::vector<TensorMeta> operands;
   std::vector<TensorMeta> results;
@@ -154,7 +154,7 @@ class IrDumps {
     std::string path = dir + "/" + name_ + "." + std::to_string(::getpid()) + "." +
                        std::to_string(program_) + "." + std::to_string(count_++) + "-" +
                        std::string(stage) + std::string(suffix);
-    io::AtomicFileWriter file(path, "KILN_DUMP_IR", SourceLoc::current());
+    support::AtomicFileWriter file(path, "KILN_DUMP_IR", SourceLoc::current());
     file.write(text);
     file.commit();
     return path;
@@ -193,7 +193,7 @@ void runStage(mlir::PassManager& pm, mlir::ModuleOp module, std::string_view sta
   pm.addInstrumentation(std::make_unique<FailedPassName>(&pass));
   mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic& d) {
     if (first.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error)
-      first = jit::formatLocation(d.getLocation()) + ": " + d.str();
+      first = bridge::formatLocation(d.getLocation()) + ": " + d.str();
     return mlir::success();
   });
   if (mlir::succeeded(pm.run(module))) return;
@@ -234,12 +234,12 @@ class StageClock {
 };
 
 std::string where(mlir::Operation* op) {
-  return "'" + op->getName().getStringRef().str() + "' at " + jit::formatLocation(op->getLoc());
+  return "'" + op->getName().getStringRef().str() + "' at " + bridge::formatLocation(op->getLoc());
 }
 
 std::vector<TensorMeta> metasOf(mlir::TypeRange types) {
   std::vector<TensorMeta> metas;
-  for (mlir::Type type : types) metas.push_back(jit::metaFor(type));
+  for (mlir::Type type : types) metas.push_back(bridge::metaFor(type));
   return metas;
 }
 
@@ -259,7 +259,7 @@ bool sameMetas(std::span<const TensorMeta> a, std::span<const TensorMeta> b) {
 
 // Whether `call`'s kernel (not a view) can write straight into buffers of types
 // `results`: its shape rule accepts the operands and gives exactly those types.
-bool computesInto(const jit::TableCall& call, std::span<const TensorMeta> operands,
+bool computesInto(const bridge::TableCall& call, std::span<const TensorMeta> operands,
                   std::span<const TensorMeta> results) {
   if (!call.op->kernel || call.op->view) return false;
   try {
@@ -276,7 +276,7 @@ HostOp hostOpFor(mlir::Operation* step, const SourceLoc& loc) {
   for (mlir::Value operand : step->getOperands()) {
     auto transpose = operand.getDefiningOp<mlir::kiln::TransposeOp>();
     const bool view = transpose && mlir::kiln::isBufferView(transpose);
-    host.viewed.push_back(view ? jit::metaFor(transpose.getX().getType()).shape : Shape{});
+    host.viewed.push_back(view ? bridge::metaFor(transpose.getX().getType()).shape : Shape{});
     host.permutations.push_back(view ? Shape(transpose.getPermutation().begin(),
                                              transpose.getPermutation().end())
                                      : Shape{});
@@ -289,7 +289,7 @@ HostOp hostOpFor(mlir::Operation* step, const SourceLoc& loc) {
   if (auto callback = llvm::dyn_cast<mlir::kiln::CallbackOp>(op)) {
     host.callee = static_cast<int64_t>(callback.getCallee());
   } else {
-    host.call = jit::tableCallFor(op, loc);
+    host.call = bridge::tableCallFor(op, loc);
     host.intoResults = computesInto(host.call, host.operands, host.results);
   }
   return host;
@@ -323,7 +323,7 @@ Executable::Executable() = default;
 Executable::~Executable() = default;
 
 std::shared_ptr<const Executable> Executable::compile(
-    mlir::func::FuncOp main, const interp::CallbackTable* callbacks, std::string_view op,
+    mlir::func::FuncOp main, const runtime::CallbackTable* callbacks, std::string_view op,
     const SourceLoc& loc, const DiskCache* cache, const mlir::kiln::CpuPipelineOptions& options) {
   if (!cache) cache = &DiskCache::global();
   mlir::MLIRContext* context = main.getContext();
@@ -406,7 +406,7 @@ void Executable::readPlan(mlir::ModuleOp planned, std::string_view op, const Sou
     switch (mlir::kiln::hostStepOf(&step)) {
       case mlir::kiln::HostStep::Constant:
         constants_.push_back(
-            jit::tensorFromElements(llvm::cast<mlir::kiln::ConstantOp>(step).getValue(), loc));
+            bridge::tensorFromElements(llvm::cast<mlir::kiln::ConstantOp>(step).getValue(), loc));
         constantPointers_.push_back(constants_.back().rawData());
         break;
       case mlir::kiln::HostStep::Runtime:
@@ -538,7 +538,7 @@ void Executable::runHostOp(int64_t id, void* const* operands, void* const* resul
   }
   std::vector<Tensor> outputs;
   if (op.callee >= 0) {
-    const interp::HostCallback* callback = callbacks_ ? callbacks_->find(op.callee) : nullptr;
+    const runtime::HostCallback* callback = callbacks_ ? callbacks_->find(op.callee) : nullptr;
     if (!callback)
       throw Error::make(SourceLoc::current(), "run compiled", op.what, ": callee ", op.callee,
                         " is not in the callback table");

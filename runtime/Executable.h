@@ -13,8 +13,9 @@
 #include "kiln/core/OpDef.h"
 #include "kiln/core/Tensor.h"
 #include "passes/Passes.h"
+#include "runtime/Backend.h"
+#include "runtime/HostCallbacks.h"
 #include "runtime/cache/DiskCache.h"
-#include "runtime/interp/Interpreter.h"
 
 namespace mlir {
 class ModuleOp;
@@ -28,7 +29,8 @@ namespace kiln::runtime {
 class JitEngine;
 struct HostOp;
 
-class Executable {
+// The MLIR CPU backend's Program (runtime/cpu/MlirBackend.h).
+class Executable final : public Program {
  public:
   // Compiles `main` (a traced kiln function; left unchanged) with kiln-cpu-pipeline for
   // this machine's CPU, or loads it from `cache` (DiskCache::global() if null), keyed by
@@ -39,11 +41,11 @@ class Executable {
   // the IR after each stage there; KILN_LOG=compile prints the stages' times.
   // `options` shape the pipeline and are part of the cache key.
   static std::shared_ptr<const Executable> compile(
-      mlir::func::FuncOp main, const interp::CallbackTable* callbacks, std::string_view op,
+      mlir::func::FuncOp main, const runtime::CallbackTable* callbacks, std::string_view op,
       const SourceLoc& loc, const DiskCache* cache = nullptr,
       const mlir::kiln::CpuPipelineOptions& options = {});
 
-  ~Executable();
+  ~Executable() override;
 
   // Runs the program on `arguments` (in order and typed as interpret() takes them) and
   // returns its results in order. A state update written in place is returned as that
@@ -53,7 +55,10 @@ class Executable {
   // is contiguous, of result k's type and shares no storage with an argument.
   std::vector<Tensor> run(std::span<const Tensor> arguments,
                           const SourceLoc& loc = SourceLoc::current(),
-                          std::span<const Tensor> reuse = {}) const;
+                          std::span<const Tensor> reuse = {}) const override;
+
+  std::string_view backend() const override { return "MLIR"; }
+  bool compiled() const override { return true; }
 
   // Bytes of the arena each call uses (the memory plan's peak).
   int64_t arenaBytes() const { return arenaBytes_; }
@@ -87,7 +92,7 @@ class Executable {
   std::vector<Tensor> constants_;
   std::vector<void*> constantPointers_;
   std::vector<HostOp> hostOps_;
-  const interp::CallbackTable* callbacks_ = nullptr;
+  const runtime::CallbackTable* callbacks_ = nullptr;
   int64_t arenaBytes_ = 0;
   bool loadedFromCache_ = false;
   std::unique_ptr<JitEngine> engine_;

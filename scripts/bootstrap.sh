@@ -4,9 +4,9 @@
 # The CUDA toolkit is optional and never installed here; it is detected at /usr/local/cuda.
 #
 #   bash scripts/bootstrap.sh               what the build and tests need (CI)
-#   bash scripts/bootstrap.sh --with-peers  also LibTorch 1.13 (C++ and python3-torch) on OpenBLAS, the
-#                                           peer benchmarks compare against and the source of
-#                                           the checked-in golden values
+#   bash scripts/bootstrap.sh --with-peers  also LibTorch 1.13 (C++ and python3-torch) on
+#                                           OpenBLAS, the peer benchmarks compare against and
+#                                           the source of the checked-in golden values
 #   bash scripts/bootstrap.sh --with-fuzz   also clang-22 with libFuzzer and the sanitizer
 #                                           runtimes (and LLVM's omp.h, which clang finds
 #                                           beside its own headers), for --config=fuzz

@@ -9,11 +9,14 @@
 #include <charconv>
 #include <optional>
 
-#include "frontend/io/BinaryFile.h"
 #include "frontend/io/TensorBytes.h"
 #include "kiln/core/Autograd.h"
+#include "support/BinaryFile.h"
 
 namespace kiln::io {
+
+using support::AtomicFileWriter;
+using support::FileReader;
 
 static_assert(std::endian::native == std::endian::little, "the writer emits little-endian data");
 

@@ -8,11 +8,14 @@
 #include <optional>
 #include <vector>
 
-#include "frontend/io/BinaryFile.h"
 #include "frontend/io/Json.h"
 #include "frontend/io/TensorBytes.h"
+#include "support/BinaryFile.h"
 
 namespace kiln::io {
+
+using support::AtomicFileWriter;
+using support::FileReader;
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; a big-endian host would need byte swaps");

@@ -1,44 +1,32 @@
-// KILN_JIT_BACKEND: which engine runs traced and loaded programs (docs/ARCHITECTURE.md §6).
+// The frontend's side of the backend seam (runtime/Backend.h): CompileOptions in the
+// runtime's terms. Trace, load, nn::Graph and check mode compile through these two calls.
 #pragma once
 
 #include <memory>
 #include <string_view>
 
+#include "kiln/core/Device.h"
 #include "kiln/core/Error.h"
 #include "kiln/jit/Trace.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-
-namespace kiln::runtime {
-class Executable;
-}
-namespace kiln::interp {
-class CallbackTable;
-}
+#include "runtime/Backend.h"
 
 namespace kiln::jit {
 
-enum class Backend { Interp, Mlir };
+// The backend `options.backend` names, else KILN_JIT_BACKEND, else MLIR
+// (runtime::selectBackend); `op` and `loc` name the trace or load call.
+runtime::BackendSelection selectedBackend(const CompileOptions& options, std::string_view op,
+                                          const SourceLoc& loc);
 
-struct BackendChoice {
-  Backend backend;
-  bool requested;  // named by KILN_JIT_BACKEND rather than the default
-};
-
-// The backend KILN_JIT_BACKEND selects: MLIR (kiln-cpu-pipeline, runtime::Executable; the
-// default when unset) or INTERP (the reference interpreter). HALIDE and NVRTC are
-// CompileErrors saying they are not built yet, any other value an Error listing the valid
-// ones; `op` and `loc` name the trace or load call.
-BackendChoice selectedBackend(std::string_view op, const SourceLoc& loc);
-
-// `main` compiled for `choice`, or null where it runs in the interpreter: with INTERP, and
-// with the default MLIR where the compiler fails on it (then the reason goes to stderr,
-// once per program, and the interpreter runs it). A requested MLIR propagates the
-// CompileError. `what` names the program in the message ("trace 'step'").
-std::shared_ptr<const runtime::Executable> compileFor(const BackendChoice& choice,
-                                                      mlir::func::FuncOp main,
-                                                      const interp::CallbackTable* callbacks,
-                                                      std::string_view op, std::string_view what,
-                                                      const SourceLoc& loc,
-                                                      const CompileOptions& options = {});
+// `main` made runnable by `selection` for `device` (runtime::compileProgram): compiled, or
+// interpreted where the default backend cannot compile it. `options` are validated here
+// (an Error naming `op` for a bad one). `what` names the program in messages.
+std::shared_ptr<const runtime::Program> compileFor(const runtime::BackendSelection& selection,
+                                                   mlir::func::FuncOp main,
+                                                   const runtime::CallbackTable* callbacks,
+                                                   std::string_view op, std::string_view what,
+                                                   const SourceLoc& loc,
+                                                   const CompileOptions& options = {},
+                                                   Device device = {});
 
 }  // namespace kiln::jit

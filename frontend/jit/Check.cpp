@@ -6,14 +6,14 @@
 #include <sstream>
 #include <utility>
 
-#include "frontend/jit/OpBridge.h"
+#include "bridge/OpBridge.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Dispatcher.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
-#include "runtime/Executable.h"
+#include "runtime/Backend.h"
 #include "runtime/interp/Interpreter.h"
 
 namespace kiln::jit {
@@ -205,7 +205,7 @@ Probe makeProbe(mlir::func::FuncOp main) {
 std::string describe(mlir::Operation* op, unsigned result) {
   std::string text = "'" + op->getName().getStringRef().str() + "'";
   if (op->getNumResults() > 1) text += " (result " + std::to_string(result) + ")";
-  return text + " at " + formatLocation(op->getLoc());
+  return text + " at " + bridge::formatLocation(op->getLoc());
 }
 
 }  // namespace
@@ -239,12 +239,13 @@ std::vector<Tensor> runChecked(
 
   // Localize: every intermediate, compiled and interpreted from the same arguments.
   Probe probe = makeProbe(program.main);
-  std::shared_ptr<const runtime::Executable> executable;
+  std::shared_ptr<const runtime::Program> executable;
   try {
     executable = program.compileProbe(probe.func);
   } catch (const Error&) {
     executable = nullptr;  // reported below as not localized
   }
+  if (executable && !executable->compiled()) executable = nullptr;  // the default's fallback
   if (executable) {
     const std::vector<Tensor> want =
         interp::interpretVerified(probe.func, copies(pristine, loc), program.callbacks, loc);

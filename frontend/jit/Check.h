@@ -17,11 +17,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace kiln::runtime {
-class Executable;
-}
-namespace kiln::interp {
 class CallbackTable;
-}
+class Program;
+}  // namespace kiln::runtime
 
 namespace kiln::jit {
 
@@ -40,13 +38,14 @@ struct Tolerance {
 Tolerance toleranceFor(DType dtype, const CheckOptions& options);
 
 // Compiles a program for the check's probe: the function with every op's results added to
-// its results. Null where it cannot be compiled (then the op is not localized).
+// its results. Null, or an interpreted Program, where it cannot be compiled (then the op
+// is not localized).
 using ProbeCompiler =
-    std::function<std::shared_ptr<const runtime::Executable>(mlir::func::FuncOp probe)>;
+    std::function<std::shared_ptr<const runtime::Program>(mlir::func::FuncOp probe)>;
 
 struct CheckedProgram {
   mlir::func::FuncOp main;                     // the program as recorded (not changed)
-  const interp::CallbackTable* callbacks;      // its host callbacks, or null
+  const runtime::CallbackTable* callbacks;      // its host callbacks, or null
   std::string what;                            // "trace 'step'", for the message
   CheckOptions options;
   ProbeCompiler compileProbe;

@@ -12,16 +12,16 @@
 #include <vector>
 
 #include "dialect/KilnOps.h"
-#include "frontend/io/BinaryFile.h"
 #include "frontend/jit/Context.h"
 #include "frontend/jit/Dump.h"
-#include "frontend/jit/OpBridge.h"
-#include "mlir/Bytecode/BytecodeWriter.h"
+#include "bridge/OpBridge.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Parser/Parser.h"
-#include "llvm/Support/raw_ostream.h"
+#include "support/BinaryFile.h"
 
 namespace kiln::jit {
 
@@ -35,7 +35,7 @@ constexpr int64_t kMaxInlineElements = 16;
 // a failed write is held, later bytes are dropped, and check() rethrows it.
 class AtomicFileStream final : public llvm::raw_ostream {
  public:
-  explicit AtomicFileStream(io::AtomicFileWriter& file) : file_(file) {}
+  explicit AtomicFileStream(support::AtomicFileWriter& file) : file_(file) {}
   ~AtomicFileStream() override { flush(); }
 
   void check() {
@@ -55,7 +55,7 @@ class AtomicFileStream final : public llvm::raw_ostream {
   }
   uint64_t current_pos() const override { return written_; }
 
-  io::AtomicFileWriter& file_;
+  support::AtomicFileWriter& file_;
   uint64_t written_ = 0;
   std::exception_ptr error_;
 };
@@ -143,9 +143,9 @@ void moveConstantsToBlobs(mlir::ModuleOp module, const SourceLoc& loc) {
   for (size_t k = 0; k < large.size(); ++k) {
     mlir::kiln::ConstantOp op = large[k];
     mlir::OpBuilder builder(op);
-    Tensor value = tensorFromElements(op.getValue(), loc);
+    Tensor value = bridge::tensorFromElements(op.getValue(), loc);
     mlir::Value blob =
-        buildResourceConstant(builder, op.getLoc(), value, "constant_" + std::to_string(k), loc);
+        bridge::buildResourceConstant(builder, op.getLoc(), value, "constant_" + std::to_string(k), loc);
     op.getResult().replaceAllUsesWith(blob);
     op.erase();
   }
@@ -163,7 +163,7 @@ void stripLocations(mlir::ModuleOp module) {
 
 void write(mlir::ModuleOp module, const std::string& path, const DumpOptions& options,
            const SourceLoc& loc) {
-  io::AtomicFileWriter file(path, "dump", loc);
+  support::AtomicFileWriter file(path, "dump", loc);
   {
     AtomicFileStream out(file);
     if (options.format == DumpOptions::Format::Bytecode) {

@@ -9,21 +9,19 @@
 #include <vector>
 
 #include "dialect/KilnOps.h"
-#include "frontend/io/BinaryFile.h"
 #include "frontend/jit/Backend.h"
 #include "frontend/jit/Check.h"
 #include "frontend/jit/Context.h"
 #include "frontend/jit/Dump.h"
-#include "frontend/jit/OpBridge.h"
+#include "bridge/OpBridge.h"
 #include "kiln/jit/Trace.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
-#include "runtime/Executable.h"
-#include "runtime/interp/Interpreter.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "support/BinaryFile.h"
 
 namespace kiln::jit {
 
@@ -39,8 +37,9 @@ struct LoadedGraph::Impl {
   std::vector<std::string> inputNames;
   std::vector<std::string> outputNames;
   std::vector<TensorMeta> inputs;
-  std::shared_ptr<const runtime::Executable> executable;  // null: interpreted
-  BackendChoice backend = {Backend::Mlir, false};
+  std::shared_ptr<const runtime::Program> program;
+  runtime::BackendSelection backend;
+  CompileOptions options;
   bool check = false;  // KILN_CHECK: compiled calls run beside the interpreter
 };
 
@@ -70,7 +69,7 @@ std::string oneLine(std::string text) {
 // The whole file, null-terminated (the text parser needs it) and aligned for the blobs
 // the bytecode reader may reference in place.
 std::shared_ptr<llvm::SourceMgr> readFile(const std::string& path, const SourceLoc& loc) {
-  io::FileReader file(path, "load", loc);
+  support::FileReader file(path, "load", loc);
   std::unique_ptr<llvm::WritableMemoryBuffer> buffer =
       llvm::WritableMemoryBuffer::getNewUninitMemBuffer(file.size(), path, llvm::Align(64));
   if (!buffer) LoadCheck(path, loc).fail("cannot allocate ", file.size(), " bytes to read it");
@@ -142,7 +141,7 @@ mlir::func::FuncOp onlyFunction(mlir::ModuleOp module, const LoadCheck& check) {
   auto func = llvm::cast<mlir::func::FuncOp>(module.getBody()->front());
   if (func.isExternal()) check.fail("function '", func.getName().str(), "' has no body");
   std::string callback;
-  func.walk([&](mlir::kiln::CallbackOp op) { callback = formatLocation(op.getLoc()); });
+  func.walk([&](mlir::kiln::CallbackOp op) { callback = bridge::formatLocation(op.getLoc()); });
   if (!callback.empty())
     check.fail("calls host code (kiln.callback at ", callback,
                "), which a file cannot hold; dump a trace without exclude_from_trace");
@@ -180,7 +179,7 @@ void readSignature(LoadedGraph::Impl& g, const LoadCheck& check) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     g.inputNames.push_back(nameOf(func.getArgAttrDict(i), "kiln.input", i, "argument", "x", check));
     try {
-      g.inputs.push_back(metaFor(func.getArgumentTypes()[i], g.loc));
+      g.inputs.push_back(bridge::metaFor(func.getArgumentTypes()[i], g.loc));
     } catch (const Error& e) {
       check.fail("input '", g.inputNames.back(), "': ", e.message());
     }
@@ -202,37 +201,15 @@ bool accepts(const Shape& graph, const Shape& given) {
 
 }  // namespace
 
-// "[?, 2]": a shape as the graph's type says it.
-std::string printedShape(const Shape& shape) {
-  std::string text = "[";
-  for (size_t d = 0; d < shape.size(); ++d)
-    text += (d ? ", " : "") + (shape[d] == mlir::ShapedType::kDynamic ? std::string("?")
-                                                                        : std::to_string(shape[d]));
-  return text + "]";
-}
+LoadedGraph load(const std::string& path, const SourceLoc& loc) { return load(path, {}, loc); }
 
-// Compiles a graph of static input shapes; one with dynamic dims is interpreted, since
-// the CPU compiler takes static shapes only (an error when MLIR was asked for by name).
-void compile(LoadedGraph::Impl& g, const BackendChoice& backend) {
-  for (size_t i = 0; i < g.inputs.size(); ++i) {
-    const Shape& shape = g.inputs[i].shape;
-    if (std::find(shape.begin(), shape.end(), mlir::ShapedType::kDynamic) == shape.end()) continue;
-    if (backend.backend == Backend::Mlir && backend.requested)
-      throw CompileError::make(g.loc, "load", g.path, ": input '", g.inputNames[i],
-                               "' has dynamic dims (", printedShape(shape),
-                               "), which KILN_JIT_BACKEND=MLIR does not compile yet; unset "
-                               "KILN_JIT_BACKEND to interpret such graphs");
-    return;
-  }
-  g.executable = compileFor(backend, g.func, /*callbacks=*/nullptr, "load", "graph " + g.path, g.loc);
-}
-
-LoadedGraph load(const std::string& path, const SourceLoc& loc) {
-  const BackendChoice backend = selectedBackend("load", loc);
+LoadedGraph load(const std::string& path, const CompileOptions& options, const SourceLoc& loc) {
+  const runtime::BackendSelection backend = selectedBackend(options, "load", loc);
   auto g = std::make_shared<LoadedGraph::Impl>();
   g->path = path;
   g->loc = loc;
   g->backend = backend;
+  g->options = options;
   g->check = checkEnabled({}, "load", loc);
   LoadCheck check(g->path, g->loc);
   g->context = makeContext();
@@ -240,7 +217,8 @@ LoadedGraph load(const std::string& path, const SourceLoc& loc) {
   g->module = parse(*g, check);
   g->func = onlyFunction(*g->module, check);
   readSignature(*g, check);
-  compile(*g, backend);
+  g->program = compileFor(backend, g->func, /*callbacks=*/nullptr, "load", "graph " + path, loc,
+                          options, Device{});
   return LoadedGraph(std::move(g));
 }
 
@@ -267,18 +245,17 @@ std::vector<Tensor> LoadedGraph::operator()(const std::vector<Tensor>& inputs) c
       throw TypeError::make(g.loc, "LoadedGraph", g.path, ": input '", g.inputNames[i], "' is ",
                             x.dtype(), " but the graph takes ", want.dtype);
   }
-  if (g.executable && g.check) {
+  if (g.check && g.program->compiled()) {
     const CheckedProgram program{
         g.func, nullptr, "graph " + g.path, {}, [&g](mlir::func::FuncOp probe) {
           return compileFor(g.backend, probe, nullptr, "check",
-                            "the check probe of graph " + g.path, g.loc);
+                            "the check probe of graph " + g.path, g.loc, g.options);
         }};
     return runChecked(program, inputs,
-                      [&g](std::span<const Tensor> args) { return g.executable->run(args, g.loc); },
+                      [&g](std::span<const Tensor> args) { return g.program->run(args, g.loc); },
                       g.loc);
   }
-  if (g.executable) return g.executable->run(inputs, g.loc);
-  return interp::interpretVerified(g.func, inputs, /*callbacks=*/nullptr, g.loc);
+  return g.program->run(inputs, g.loc);
 }
 
 const std::vector<std::string>& LoadedGraph::input_names() const { return impl_->inputNames; }

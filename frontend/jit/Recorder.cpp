@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "dialect/KilnOps.h"
-#include "frontend/jit/OpBridge.h"
+#include "bridge/OpBridge.h"
 #include "kiln/core/Ops.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -48,7 +48,7 @@ mlir::Location Recorder::locationOf(const SourceLoc& loc) {
 }
 
 void Recorder::addInput(const Tensor& input) {
-  mlir::Value arg = body_->addArgument(tensorTypeFor(&context_, metaOf(input)),
+  mlir::Value arg = body_->addArgument(bridge::tensorTypeFor(&context_, metaOf(input)),
                                        mlir::UnknownLoc::get(&context_));
   argAttrs_.push_back(builder_.getDictionaryAttr(
       builder_.getNamedAttr("kiln.input", builder_.getI64IntegerAttr(int64_t(numInputs_)))));
@@ -96,9 +96,9 @@ mlir::Value Recorder::stateArgument(const Tensor& tensor, const SourceLoc& loc) 
   if (options_.captureAsConst) {
     mlir::OpBuilder::InsertionGuard guard(builder_);
     builder_.setInsertionPointToStart(body_.get());  // constants dominate every use
-    value = buildConstant(builder_, locationOf(loc), tensor);
+    value = bridge::buildConstant(builder_, locationOf(loc), tensor);
   } else {
-    value = body_->addArgument(tensorTypeFor(&context_, metaOf(tensor)), locationOf(loc));
+    value = body_->addArgument(bridge::tensorTypeFor(&context_, metaOf(tensor)), locationOf(loc));
     argAttrs_.push_back(builder_.getDictionaryAttr(
         builder_.getNamedAttr("kiln.state", builder_.getStringAttr(name))));
   }
@@ -161,12 +161,12 @@ void Recorder::checkInPlaceWrite(const Tensor& target, const OpCall& call) {
 
 mlir::Value Recorder::recordFactory(const OpCall& call, mlir::Location loc) {
   const Tensor& out = call.outputs[0];
-  if (!call.inPlace) return buildConstant(builder_, loc, out);
+  if (!call.inPlace) return bridge::buildConstant(builder_, loc, out);
   // fill_ in a symbolic trace leaves the target untouched, so the value comes from the
   // op's attributes, computed with the hook off.
   DispatchHookGuard off(nullptr);
   Tensor value = full(out.sizes(), call.attrs.get<double>("value"), out.dtype(), call.loc);
-  return buildConstant(builder_, loc, value);
+  return bridge::buildConstant(builder_, loc, value);
 }
 
 void Recorder::onOp(const OpCall& call) {
@@ -186,7 +186,7 @@ void Recorder::onOp(const OpCall& call) {
   for (const Tensor& input : call.inputs) operands.push_back(valueOf(input, call.loc));
   std::vector<TensorMeta> metas;
   for (const Tensor& output : call.outputs) metas.push_back(metaOf(output));
-  mlir::Operation* op = buildKilnOp(builder_, loc, call.op, operands, call.attrs, metas);
+  mlir::Operation* op = bridge::buildKilnOp(builder_, loc, call.op, operands, call.attrs, metas);
   for (size_t i = 0; i < call.outputs.size(); ++i) {
     bind(call.outputs[i], op->getResult(i));
     if (!call.inPlace) noteCreated(call.outputs[i]);
@@ -223,7 +223,7 @@ std::vector<Tensor> Recorder::recordCallback(const detail::HostBody& body,
     outputs = body(inputs);
   }
   llvm::SmallVector<mlir::Type> types;
-  for (const Tensor& output : outputs) types.push_back(tensorTypeFor(&context_, metaOf(output)));
+  for (const Tensor& output : outputs) types.push_back(bridge::tensorTypeFor(&context_, metaOf(output)));
   int64_t callee = callbacks_->add(body);
   auto op = builder_.create<mlir::kiln::CallbackOp>(locationOf(loc), types, operands,
                                                      uint64_t(callee));

@@ -16,7 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
-#include "runtime/interp/Interpreter.h"
+#include "runtime/HostCallbacks.h"
 
 namespace kiln::jit {
 
@@ -53,7 +53,7 @@ struct Recording {
   // existed before the call does not matter.
   std::vector<bool> gradCleared;
   // The host functions of its kiln.callback ops, by callee id.
-  std::shared_ptr<interp::CallbackTable> callbacks;
+  std::shared_ptr<runtime::CallbackTable> callbacks;
   // Tensors the function created that outlive the call and are not outputs (optimizer
   // slots made on a first step): held elsewhere, they are state from the next call on, so
   // this recording is a warm-up, run once and then retraced. Their values are the last
@@ -133,7 +133,7 @@ class Recorder final : public DispatchHook {
   void noteCreated(const Tensor& tensor);
   std::unordered_map<const TensorImpl*, std::string> names_;
   std::set<const Storage*> writtenStorages_;  // memory the function wrote in place
-  std::shared_ptr<interp::CallbackTable> callbacks_ = std::make_shared<interp::CallbackTable>();
+  std::shared_ptr<runtime::CallbackTable> callbacks_ = std::make_shared<runtime::CallbackTable>();
 };
 
 }  // namespace kiln::jit

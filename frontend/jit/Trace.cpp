@@ -14,16 +14,14 @@
 #include "frontend/jit/Backend.h"
 #include "frontend/jit/Check.h"
 #include "kiln/core/Log.h"
-#include "runtime/Executable.h"
 #include "frontend/jit/Context.h"
 #include "frontend/jit/Dump.h"
-#include "frontend/jit/OpBridge.h"
+#include "bridge/OpBridge.h"
 #include "frontend/jit/Recorder.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OperationSupport.h"
-#include "runtime/interp/Interpreter.h"
 
 namespace kiln::jit::detail {
 
@@ -91,13 +89,14 @@ struct TracedCore::Impl {
   struct Entry {
     CallKey key;
     Recording recording;
-    std::shared_ptr<const runtime::Executable> executable;  // null: interpreted
+    // What runs it: the reference interpreter until compile() (a warm-up never compiles).
+    std::shared_ptr<const runtime::Program> program;
   };
 
   Impl(TraceOptions options, SourceLoc loc)
       : options(std::move(options)),
         loc(loc),
-        backend(selectedBackend("trace", loc)),
+        backend(selectedBackend(this->options.compile, "trace", loc)),
         check(checkEnabled(this->options.check, "trace", loc)) {}
 
   // Compiles a recording that will run again (not a warm-up) for the selected backend.
@@ -105,8 +104,16 @@ struct TracedCore::Impl {
     const Recording& rec = entry.recording;
     mlir::ModuleOp module = rec.module.get();
     auto func = *module.getOps<mlir::func::FuncOp>().begin();
-    entry.executable = compileFor(backend, func, rec.callbacks.get(), "trace",
-                                  "trace '" + options.name + "'", loc, options.compile);
+    entry.program = compileFor(backend, func, rec.callbacks.get(), "trace",
+                               "trace '" + options.name + "'", loc, options.compile,
+                               deviceOf(entry));
+  }
+
+  // Where the program's tensors live: its first input's device, else its first state's.
+  static Device deviceOf(const Entry& entry) {
+    if (!entry.key.inputs.empty()) return entry.key.inputs.front().device;
+    if (!entry.recording.state.empty()) return entry.recording.state.front().device();
+    return Device{};
   }
 
   Entry* find(const CallKey& key) {
@@ -146,7 +153,12 @@ struct TracedCore::Impl {
     } else {
       recording = recordOnce(inputs, body, {false, options.capture_as_const, options.name}, eager);
     }
-    entries.push_back(std::make_unique<Entry>(Entry{std::move(key), std::move(*recording), nullptr}));
+    mlir::ModuleOp module = recording->module.get();
+    auto func = *module.getOps<mlir::func::FuncOp>().begin();
+    auto program = compileFor(runtime::referenceInterpreter(), func, recording->callbacks.get(),
+                              "trace", "trace '" + options.name + "'", loc, {}, Device{});
+    entries.push_back(std::make_unique<Entry>(
+        Entry{std::move(key), std::move(*recording), std::move(program)}));
     return {entries.back().get(), std::move(eager)};
   }
 
@@ -202,7 +214,7 @@ struct TracedCore::Impl {
     auto argTypes = func.getArgumentTypes();
     for (size_t k = 0; k < rec.state.size(); ++k) {
       const Tensor& s = rec.state[k];
-      TensorMeta recorded = metaFor(argTypes[inputs.size() + k]);
+      TensorMeta recorded = bridge::metaFor(argTypes[inputs.size() + k]);
       if (s.sizes() != recorded.shape || s.dtype() != recorded.dtype)
         throw TraceError::make(loc, "trace", "state '", rec.stateNames[k], "' was ",
                                recorded.dtype, " of shape ", recorded.shape,
@@ -211,13 +223,12 @@ struct TracedCore::Impl {
                                "replacement of another shape");
       arguments.push_back(s);
     }
-    auto runCompiled = [&](std::span<const Tensor> args) {
-      return entry.executable->run(args, loc, recyclableGrads(rec));
+    auto runProgram = [&](std::span<const Tensor> args) {
+      return entry.program->run(args, loc, recyclableGrads(rec));
     };
-    std::vector<Tensor> results =
-        !entry.executable ? interp::interpretVerified(func, arguments, rec.callbacks.get())
-        : check           ? runChecked(checked(rec, func), arguments, runCompiled, loc)
-                          : runCompiled(arguments);
+    std::vector<Tensor> results = check && entry.program->compiled()
+                                      ? runChecked(checked(rec, func), arguments, runProgram, loc)
+                                      : runProgram(arguments);
     writeBack(rec, arguments, results);
     results.resize(rec.numOutputs);
     return results;
@@ -225,12 +236,12 @@ struct TracedCore::Impl {
 
   // `func` of `rec` as check mode runs it: its probe compiles as the trace does.
   CheckedProgram checked(const Recording& rec, mlir::func::FuncOp func) const {
-    const interp::CallbackTable* callbacks = rec.callbacks.get();
+    const runtime::CallbackTable* callbacks = rec.callbacks.get();
     return {func, callbacks, "trace '" + options.name + "'", options.check,
             [this, callbacks](mlir::func::FuncOp probe) {
               return compileFor(backend, probe, callbacks, "check",
                                 "the check probe of trace '" + options.name + "'", loc,
-                                options.compile);
+                                options.compile, Device{});
             }};
   }
 
@@ -349,7 +360,7 @@ struct TracedCore::Impl {
 
   TraceOptions options;
   SourceLoc loc;
-  BackendChoice backend;
+  runtime::BackendSelection backend;
   bool check;  // TraceOptions::check or KILN_CHECK: compiled calls run beside the interpreter
   std::optional<CallKey> warmUpKey;  // the key of the last call, if it was a warm-up
   std::unique_ptr<mlir::MLIRContext> mlirContext;

@@ -36,6 +36,12 @@ GraphConfig& GraphConfig::enable_fusion(bool on, const SourceLoc& loc) {
   return *this;
 }
 
+GraphConfig& GraphConfig::set_backend(std::string name, const SourceLoc& loc) {
+  checkMutable("set_backend", loc);
+  backend_ = std::move(name);
+  return *this;
+}
+
 void GraphConfig::checkMutable(std::string_view what, const SourceLoc& loc) const {
   if (!fixedBy_.empty())
     throw Error::make(loc, what, "the config of ", fixedBy_, " was fixed by its first call, "
@@ -136,9 +142,10 @@ void GraphBase::setPrograms(size_t arity, bool singleOutput, Program build,
 }
 
 jit::TraceOptions GraphBase::traceOptions(Phase phase) const {
-  return {.symbolic = true,
-          .name = name_ + "_" + phaseName(phase),
-          .compile = {.fuse = config_.fusion_enabled()}};
+  jit::TraceOptions options{.symbolic = true, .name = name_ + "_" + phaseName(phase)};
+  options.compile.fuse = config_.fusion_enabled();
+  options.compile.backend = config_.backend();
+  return options;
 }
 
 GraphBase::Phase GraphBase::nextPhase() const {

@@ -113,7 +113,8 @@ std::string GraphConfig::str() const {
   return std::string("GraphConfig(training=") + pythonBool(training_) +
          ", gradient_accumulation_steps=" + std::to_string(accumulationSteps_) +
          ", allow_fuse_add_to_output=" + pythonBool(fuseAddToOutput_) +
-         ", enable_fusion=" + pythonBool(fusion_) + ")";
+         ", enable_fusion=" + pythonBool(fusion_) +
+         (backend_.empty() ? std::string() : ", backend='" + backend_ + "'") + ")";
 }
 
 // ---- GraphBase: printing -----------------------------------------------------------------

@@ -13,9 +13,9 @@
 #include <mutex>
 #include <set>
 
-#include "frontend/io/BinaryFile.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SHA256.h"
+#include "support/BinaryFile.h"
 
 namespace kiln::runtime {
 namespace {
@@ -132,7 +132,7 @@ void DiskCache::store(const std::string& key, const CacheEntry& entry) const {
   std::error_code error;
   std::filesystem::create_directories(directory_, error);
   try {
-    io::AtomicFileWriter file(pathOf(key), "compile cache", SourceLoc::current());
+    support::AtomicFileWriter file(pathOf(key), "compile cache", SourceLoc::current());
     file.write(bytes);
     file.commit();
   } catch (const IOError& e) {

@@ -4,8 +4,8 @@
 
 #include <string>
 
+#include "bridge/OpBridge.h"
 #include "dialect/KilnOps.h"
-#include "frontend/jit/OpBridge.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Dispatcher.h"
 #include "mlir/IR/Diagnostics.h"
@@ -15,15 +15,8 @@
 
 namespace kiln::interp {
 
-int64_t CallbackTable::add(HostCallback callback) {
-  callbacks_.push_back(std::move(callback));
-  return int64_t(callbacks_.size()) - 1;
-}
-
-const HostCallback* CallbackTable::find(int64_t callee) const {
-  if (callee < 0 || callee >= int64_t(callbacks_.size())) return nullptr;
-  return &callbacks_[size_t(callee)];
-}
+using runtime::CallbackTable;
+using runtime::HostCallback;
 
 namespace {
 
@@ -39,7 +32,7 @@ std::string printed(const T& thing) {
 
 // "'kiln.add' at model.mlir:3:5: "
 std::string where(mlir::Operation* op) {
-  return "'" + op->getName().getStringRef().str() + "' at " + jit::formatLocation(op->getLoc()) + ": ";
+  return "'" + op->getName().getStringRef().str() + "' at " + bridge::formatLocation(op->getLoc()) + ": ";
 }
 
 // Whether `value` has the shape and dtype `type` describes (`?` dims match any size).
@@ -47,7 +40,7 @@ bool hasType(const Tensor& value, mlir::Type type) {
   auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
   if (!ranked || ranked.getRank() != value.dim()) return false;
   try {
-    if (jit::dtypeFor(ranked.getElementType()) != value.dtype()) return false;
+    if (bridge::dtypeFor(ranked.getElementType()) != value.dtype()) return false;
   } catch (const TypeError&) {
     return false;
   }
@@ -63,7 +56,7 @@ std::string verifierMessage(mlir::func::FuncOp main) {
   std::string first;
   mlir::ScopedDiagnosticHandler handler(main.getContext(), [&](mlir::Diagnostic& d) {
     if (first.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error)
-      first = jit::formatLocation(d.getLocation()) + ": " + d.str();
+      first = bridge::formatLocation(d.getLocation()) + ": " + d.str();
     return mlir::success();
   });
   if (mlir::succeeded(mlir::verify(main))) return "";
@@ -93,7 +86,7 @@ class Interpreter {
   std::vector<Tensor> run(mlir::Operation* op) {
     if (auto constant = llvm::dyn_cast<mlir::kiln::ConstantOp>(op)) {
       try {
-        return {jit::tensorFromElements(constant.getValue(), loc_)};
+        return {bridge::tensorFromElements(constant.getValue(), loc_)};
       } catch (const Error& e) {
         fail(op, e.message());
       }
@@ -107,9 +100,9 @@ class Interpreter {
   }
 
   std::vector<Tensor> runTableCall(mlir::Operation* op) {
-    jit::TableCall call;
+    bridge::TableCall call;
     try {
-      call = jit::tableCallFor(op, loc_);
+      call = bridge::tableCallFor(op, loc_);
     } catch (const Error& e) {
       throw Error(kOpName, e.message(), loc_);  // already names the op and its location
     }
@@ -188,7 +181,7 @@ class Interpreter {
 };
 
 std::string where(mlir::func::FuncOp main) {
-  return "'func.func @" + main.getSymName().str() + "' at " + jit::formatLocation(main.getLoc()) +
+  return "'func.func @" + main.getSymName().str() + "' at " + bridge::formatLocation(main.getLoc()) +
          ": ";
 }
 

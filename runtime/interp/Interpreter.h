@@ -4,36 +4,20 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <span>
 #include <vector>
 
 #include "kiln/core/Error.h"
 #include "kiln/core/Tensor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "runtime/HostCallbacks.h"
 
 namespace kiln::interp {
-
-// Host code a graph calls through `kiln.callback callee = N`.
-using HostCallback = std::function<std::vector<Tensor>(std::span<const Tensor>)>;
-
-// The trace's table of host callbacks: `callee` indexes it.
-class CallbackTable {
- public:
-  // Appends `callback` and returns its callee id (0, 1, ...).
-  int64_t add(HostCallback callback);
-  // The callback with id `callee`, or null.
-  const HostCallback* find(int64_t callee) const;
-  size_t size() const { return callbacks_.size(); }
-
- private:
-  std::vector<HostCallback> callbacks_;
-};
 
 // Runs `main` on `arguments` (in order, checked against its type) and returns its results
 // (in order). Every op runs through kiln::dispatch under NoGradGuard with no dispatch
 // hook installed, even when called inside a trace. Handles kiln.constant (dense and
-// dense_resource), every op with a table entry (jit::tableCallFor), kiln.fusion (its body
+// dense_resource), every op with a table entry (bridge::tableCallFor), kiln.fusion (its body
 // with its inputs), kiln.callback (through `callbacks`) and func.return.
 //
 // Results may share storage with arguments or with each other where the eager op is a
@@ -47,13 +31,13 @@ class CallbackTable {
 // Also: a function that does not verify, arguments of the wrong count, shape or dtype,
 // ops without a table entry, callbacks returning the wrong types.
 std::vector<Tensor> interpret(mlir::func::FuncOp main, std::span<const Tensor> arguments,
-                              const CallbackTable* callbacks = nullptr,
+                              const runtime::CallbackTable* callbacks = nullptr,
                               const SourceLoc& loc = SourceLoc::current());
 
 // interpret without running the verifier first, for callers that verified `main` once
 // (the tracer when it finishes a recording, jit::load when it parses) and run it per call.
 std::vector<Tensor> interpretVerified(mlir::func::FuncOp main, std::span<const Tensor> arguments,
-                                      const CallbackTable* callbacks = nullptr,
+                                      const runtime::CallbackTable* callbacks = nullptr,
                                       const SourceLoc& loc = SourceLoc::current());
 
 }  // namespace kiln::interp

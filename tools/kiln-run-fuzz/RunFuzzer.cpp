@@ -10,7 +10,7 @@
 
 #include "frontend/jit/Context.h"
 #include "frontend/jit/Dump.h"
-#include "frontend/jit/OpBridge.h"
+#include "bridge/OpBridge.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
 #include "kiln/io/Npy.h"
@@ -49,7 +49,7 @@ std::vector<kiln::TensorMeta> signatureOf(const std::string& path) {
   for (mlir::func::FuncOp func : module->getOps<mlir::func::FuncOp>()) {
     for (mlir::Type type : func.getArgumentTypes()) {
       try {
-        metas.push_back(kiln::jit::metaFor(type));
+        metas.push_back(kiln::bridge::metaFor(type));
       } catch (const kiln::Error&) {
         break;
       }

@@ -27,14 +27,15 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: kiln-run MODEL [INPUT.npy ...] [--input NAME=FILE.npy ...] [--output-dir DIR]\n"
-    "                [--repeat N [--warmup M]]\n"
+    "                [--repeat N [--warmup M]] [--backend NAME]\n"
     "\n"
-    "Runs MODEL (a graph written by jit::dump, .mlirbc or .mlir), compiled for this CPU\n"
-    "(KILN_JIT_BACKEND unset or MLIR; graphs with dynamic dims and KILN_JIT_BACKEND=INTERP\n"
-    "run on the reference interpreter). Inputs are given by name (--input x=x.npy) or,\n"
-    "positionally, in the graph's order. Each output is written to DIR/<name>.npy (DIR is\n"
-    "created if needed) and printed as <name>: <dtype> <shape>. --repeat N times N runs\n"
-    "after M warm-up runs and prints the median and the minimum per run. Exit code 2 on\n"
+    "Runs MODEL (a graph written by jit::dump, .mlirbc or .mlir) with the backend that\n"
+    "--backend names: MLIR compiles it for this CPU, INTERP runs the reference interpreter.\n"
+    "The default is KILN_JIT_BACKEND, else MLIR, which leaves graphs with dynamic dims to\n"
+    "the interpreter. Inputs are given by name (--input x=x.npy) or, positionally, in the\n"
+    "graph's order. Each output is written to DIR/<name>.npy (DIR is created if needed)\n"
+    "and printed as <name>: <dtype> <shape>. --repeat N times N runs after M warm-up runs\n"
+    "and prints the median and the minimum per run. Exit code 2 on\n"
     "any mistake.\n";
 
 // A mistake on the command line, reported as "kiln-run: <message>".
@@ -50,6 +51,7 @@ struct Flags {
   std::optional<std::string> outputDir;
   int repeat = 0;
   int warmup = 0;
+  std::string backend;  // --backend: jit::CompileOptions::backend
 };
 
 int count(std::string_view flag, std::string_view text) {
@@ -98,6 +100,9 @@ Flags parseFlags(int argc, char** argv) {
       flags.repeat = count(flag, value());
     } else if (flag == "--warmup") {
       flags.warmup = count(flag, value());
+    } else if (flag == "--backend") {
+      flags.backend = value();
+      if (flags.backend.empty()) throw UsageError("--backend needs a name (MLIR, INTERP)");
     } else {
       throw UsageError("unknown flag '" + std::string(arg) + "' (see kiln-run --help)");
     }
@@ -188,7 +193,9 @@ int report(std::string message, int code) {
 }
 
 int run(const Flags& flags) {
-  kiln::jit::LoadedGraph graph = kiln::jit::load(flags.model);
+  kiln::jit::CompileOptions options;
+  options.backend = flags.backend;
+  kiln::jit::LoadedGraph graph = kiln::jit::load(flags.model, options);
   std::vector<kiln::Tensor> inputs = readInputs(graph, flags);
   std::vector<kiln::Tensor> outputs = graph(inputs);
   writeOutputs(graph, outputs, flags.outputDir);

@@ -23,6 +23,7 @@
 namespace kiln::interp {
 namespace {
 
+using kiln::runtime::CallbackTable;
 using kiln::testing::at;
 using kiln::testing::spreadTensor;
 

@@ -10,7 +10,7 @@
 #include "dialect/KilnDialect.h"
 #include "dialect/KilnOps.h"
 #include "frontend/core/ops/OpTable.h"
-#include "frontend/jit/OpBridge.h"
+#include "bridge/OpBridge.h"
 #include "kiln/core/Ops.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -19,7 +19,7 @@
 #include "mlir/IR/Verifier.h"
 #include "test/unit/frontend/core/ExpectError.h"
 
-namespace kiln::jit {
+namespace kiln::bridge {
 namespace {
 
 using ::testing::HasSubstr;
@@ -166,7 +166,7 @@ TEST_F(OpBridgeTest, FactoriesAreRejectedTowardBuildConstant) {
     Attrs attrs{{"shape", Shape{2}}, {"value", 1.0}, {"dtype", kFloat32}};
     EXPECT_KILN_ERROR_HAS(buildKilnOp(builder, loc, *op, {}, attrs, {}), TraceError,
                           std::string(op->name) + ": a factory is recorded as kiln.constant; "
-                          "record its value with jit::buildConstant");
+                          "record its value with bridge::buildConstant");
   }
 }
 
@@ -376,4 +376,4 @@ TEST_F(OpBridgeTest, OtherElementsAttributesAreRejected) {
 }
 
 }  // namespace
-}  // namespace kiln::jit
+}  // namespace kiln::bridge

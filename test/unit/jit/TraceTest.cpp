@@ -335,13 +335,28 @@ TEST(TraceTest, KilnJitBackendSelectsTheEngine) {
     traced(ones({1}));
     EXPECT_EQ(traced(ones({1})).item<float>(), -1.0f) << backend;
   }
-  setenv("KILN_JIT_BACKEND", "HALIDE", 1);
+  setenv("KILN_JIT_BACKEND", "NVRTC", 1);
   EXPECT_KILN_ERROR_HAS(jit::trace([](Tensor x) { return neg(x); }), CompileError,
-                        "KILN_JIT_BACKEND=HALIDE is not available yet");
+                        "trace: KILN_JIT_BACKEND=NVRTC is not built into this Kiln; available: "
+                        "INTERP (");
   setenv("KILN_JIT_BACKEND", "TPU", 1);
-  EXPECT_KILN_ERROR_HAS(jit::trace([](Tensor x) { return neg(x); }), Error,
-                        "KILN_JIT_BACKEND must be INTERP, MLIR, HALIDE or NVRTC, got 'TPU'");
+  EXPECT_KILN_ERROR_HAS(jit::trace([](Tensor x) { return neg(x); }), CompileError,
+                        "trace: KILN_JIT_BACKEND=TPU names no backend; available: INTERP (");
   unsetenv("KILN_JIT_BACKEND");
+}
+
+// CompileOptions::backend names the backend for one trace, over KILN_JIT_BACKEND.
+TEST(TraceTest, CompileOptionsNameTheBackendForOneTrace) {
+  setenv("KILN_JIT_BACKEND", "TPU", 1);  // not read: the option wins
+  jit::TraceOptions options;
+  options.compile.backend = "INTERP";
+  auto traced = jit::trace([](Tensor x) { return neg(x); }, options);
+  traced(ones({1}));
+  EXPECT_EQ(traced(ones({1})).item<float>(), -1.0f);
+  unsetenv("KILN_JIT_BACKEND");
+  options.compile.backend = "CUDNN";
+  EXPECT_KILN_ERROR_HAS(jit::trace([](Tensor x) { return neg(x); }, options), CompileError,
+                        "CompileOptions::backend=CUDNN names no backend; available: INTERP (");
 }
 
 // Unset, KILN_JIT_BACKEND means MLIR: the recording is compiled (or loaded from the disk

@@ -51,7 +51,7 @@ class ExecutableTest : public ::testing::Test {
 
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  interp::CallbackTable callbacks;
+  runtime::CallbackTable callbacks;
 };
 
 constexpr const char* kLinearRelu = R"mlir(

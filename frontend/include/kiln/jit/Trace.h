@@ -19,7 +19,7 @@
 
 namespace kiln::jit {
 
-// How the CPU compiler (KILN_JIT_BACKEND=MLIR) treats a traced program.
+// Which backend runs a traced or loaded program, and how the compiler treats it.
 struct CompileOptions {
   // Group elementwise ops and reductions into fused kernels (kiln-fuse). Off, each op is
   // a kernel or an eager host op of its own: slower, and a way to tell a fusion problem
@@ -27,6 +27,12 @@ struct CompileOptions {
   bool fuse = true;
   // The most tensors one fused kernel may read.
   int64_t fuse_max_inputs = 16;
+  // The backend, by name: "MLIR" (the CPU code generator, the default), "INTERP" (the
+  // reference interpreter). Empty: KILN_JIT_BACKEND decides, and unset, MLIR. A named
+  // backend must take the program (its failure is an error); the default one hands what it
+  // cannot compile to the interpreter. An unknown or unbuilt name is a CompileError that
+  // lists the available backends.
+  std::string backend;
 };
 
 // Check mode (KILN_CHECK=1 turns it on for every trace and loaded graph): each compiled
@@ -89,6 +95,9 @@ class LoadedGraph {
 // Reads a file written by dump() (bytecode or text); IOError for an unreadable or invalid
 // file, naming the path and what is wrong.
 LoadedGraph load(const std::string& path, const SourceLoc& loc = SourceLoc::current());
+// The same, run by the backend `options` name (CompileOptions::backend).
+LoadedGraph load(const std::string& path, const CompileOptions& options,
+                 const SourceLoc& loc = SourceLoc::current());
 
 namespace detail {
 

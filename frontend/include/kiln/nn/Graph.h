@@ -56,8 +56,15 @@ class GraphConfig {
   GraphConfig& enable_fusion(bool on = true, const SourceLoc& loc = SourceLoc::current());
   bool fusion_enabled() const { return fusion_; }
 
+  // Which backend runs the graph's programs (jit::CompileOptions::backend: "MLIR",
+  // "INTERP"); empty, the default, leaves it to KILN_JIT_BACKEND. A Kiln extension: OneFlow
+  // has one compiler. An unknown name is a CompileError at the graph's first call.
+  GraphConfig& set_backend(std::string name, const SourceLoc& loc = SourceLoc::current());
+  const std::string& backend() const { return backend_; }
+
   // GraphConfig(training=True, gradient_accumulation_steps=1, allow_fuse_add_to_output=False,
   //             enable_fusion=True)
+  // (and ", backend='HALIDE'" once set_backend named one)
   std::string str() const;
 
  private:
@@ -68,6 +75,7 @@ class GraphConfig {
   int64_t accumulationSteps_ = 1;
   bool fuseAddToOutput_ = false;
   bool fusion_ = true;
+  std::string backend_;
   std::string fixedBy_;  // the graph's name, once its first call fixed the settings
 };
 

@@ -2,6 +2,7 @@
 // user's source line, and "throws without crashing" for inputs that might crash.
 #pragma once
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>

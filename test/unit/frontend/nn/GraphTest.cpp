@@ -281,6 +281,44 @@ TEST(GraphTest, EnableFusionIsACompilerOption) {
   EXPECT_GT(hostOps(false), hostOps(true));
 }
 
+// set_backend reaches the compiler: INTERP compiles nothing (no "compiled @" line) and
+// trains as MLIR does; an unknown name is a CompileError at the first call.
+TEST(GraphTest, SetBackendChoosesWhoRunsTheGraph) {
+  auto train = [](const std::string& backend, std::string* log) {
+    Sequential model = makeMlp();
+    auto opt = std::make_shared<optim::SGD>(model->parameters(), optim::SGDOptions(0.1));
+    TrainGraph graph(model, opt);
+    graph.config().set_backend(backend);
+    EXPECT_EQ(graph.config().backend(), backend);
+    setenv("KILN_LOG", "compile", 1);
+    setenv("KILN_CACHE_DIR", "off", 0);
+    ::testing::internal::CaptureStderr();
+    manual_seed(3);
+    Tensor x = randn({5, 4}), y = randint(0, 3, {5});
+    std::vector<float> losses;
+    for (int step = 0; step < 3; ++step) losses.push_back(graph(x, y).item<float>());
+    *log = ::testing::internal::GetCapturedStderr();
+    unsetenv("KILN_LOG");
+    return losses;
+  };
+  std::string interpLog, mlirLog;
+  std::vector<float> interpreted = train("INTERP", &interpLog);
+  std::vector<float> compiled = train("MLIR", &mlirLog);
+  EXPECT_EQ(interpLog.find("compiled @"), std::string::npos) << interpLog;
+  EXPECT_NE(mlirLog.find("compiled @"), std::string::npos) << mlirLog;
+  for (size_t k = 0; k < interpreted.size(); ++k)
+    EXPECT_NEAR(interpreted[k], compiled[k], 1e-5) << "step " << k;
+
+  Sequential model = makeMlp();
+  TrainGraph graph(model, sgd(model));
+  graph.config().set_backend("TPU");
+  EXPECT_EQ(graph.config().str(),
+            "GraphConfig(training=True, gradient_accumulation_steps=1, "
+            "allow_fuse_add_to_output=False, enable_fusion=True, backend='TPU')");
+  EXPECT_KILN_ERROR_HAS(graph(randn({5, 4}), randint(0, 3, {5})), CompileError,
+                        "CompileOptions::backend=TPU names no backend; available: INTERP (");
+}
+
 // ---- debug -------------------------------------------------------------------------------
 
 // Used by the debug tests; level 3 prints the line of build's forward call.

@@ -4,13 +4,13 @@
 #include <vector>
 
 #include "dialect/KilnOps.h"
-#include "frontend/jit/OpBridge.h"
+#include "bridge/OpBridge.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace kiln::jit {
+namespace kiln::bridge {
 
 namespace {
 
@@ -197,4 +197,4 @@ Tensor tensorFromElements(mlir::ElementsAttr value, const SourceLoc& where) {
   throw Error::make(where, "jit", "constant ", text, " is neither dense nor dense_resource");
 }
 
-}  // namespace kiln::jit
+}  // namespace kiln::bridge

@@ -1,5 +1,5 @@
 // POSIX file access for io: pread loops, fsync and rename, with errno in every message.
-#include "frontend/io/BinaryFile.h"
+#include "support/BinaryFile.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace kiln::io {
+namespace kiln::support {
 
 namespace {
 
@@ -114,4 +114,4 @@ void AtomicFileWriter::commit() {
   }
 }
 
-}  // namespace kiln::io
+}  // namespace kiln::support

@@ -10,12 +10,12 @@
 #include "dialect/KilnDialect.h"
 #include "dialect/KilnOps.h"
 #include "frontend/core/ops/OpTable.h"
-#include "frontend/jit/OpBridge.h"
+#include "bridge/OpBridge.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/raw_ostream.h"
 
-namespace kiln::jit {
+namespace kiln::bridge {
 
 namespace {
 
@@ -262,7 +262,7 @@ mlir::Operation* buildKilnOp(mlir::OpBuilder& builder, mlir::Location loc, const
                              std::span<const TensorMeta> outputs, const SourceLoc& where) {
   if (isFactory(op))
     throw TraceError::make(where, op.name, "a factory is recorded as kiln.constant; record its "
-                           "value with jit::buildConstant");
+                           "value with bridge::buildConstant");
   const std::string_view kilnOp = kilnOpFor(op, outputs);
   mlir::MLIRContext* context = builder.getContext();
   if (!mlir::RegisteredOperationName::lookup(kilnOp, context))
@@ -288,7 +288,7 @@ TableCall tableCallFor(mlir::Operation* op, const SourceLoc& where) {
   auto found = byName.find(std::string_view(name.data(), name.size()));
   if (found == byName.end()) {
     const char* why = name == "kiln.constant" ? "constants are not table calls; read the value "
-                                                "with jit::tensorFromElements"
+                                                "with bridge::tensorFromElements"
                                               : "no op of the table computes it";
     throwAt(op, where, why);
   }
@@ -318,4 +318,4 @@ std::string formatLocation(mlir::Location loc) {
       .str();
 }
 
-}  // namespace kiln::jit
+}  // namespace kiln::bridge

@@ -18,7 +18,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/ValueRange.h"
 
-namespace kiln::jit {
+namespace kiln::bridge {
 
 // ---- element types and tensor types ---------------------------------------------------
 
@@ -84,4 +84,4 @@ TableCall tableCallFor(mlir::Operation* op, const SourceLoc& where = SourceLoc::
 // location), else "unknown location".
 std::string formatLocation(mlir::Location loc);
 
-}  // namespace kiln::jit
+}  // namespace kiln::bridge

@@ -9,7 +9,7 @@
 
 #include "kiln/core/Error.h"
 
-namespace kiln::io {
+namespace kiln::support {
 
 // A regular file opened for reading. Errors are IOErrors naming `op` and the file:
 // "<op>: <path>: <what is wrong>".
@@ -68,4 +68,4 @@ class AtomicFileWriter {
   bool committed_ = false;
 };
 
-}  // namespace kiln::io
+}  // namespace kiln::support

@@ -1,0 +1,51 @@
+// The MLIR CPU backend (see MlirBackend.h).
+#include "runtime/cpu/MlirBackend.h"
+
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "runtime/Executable.h"
+
+namespace kiln::runtime::cpu {
+
+namespace {
+
+class MlirBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "MLIR"; }
+  std::string_view summary() const override {
+    return "code generator: kiln-cpu-pipeline, LLVM ORC JIT; cpu";
+  }
+  bool serves(DeviceType device) const override { return device == DeviceType::CPU; }
+
+  // The CPU pipeline plans memory for static shapes only.
+  std::string unsupported(mlir::func::FuncOp main) const override {
+    auto types = main.getArgumentTypes();
+    for (size_t k = 0; k < types.size(); ++k) {
+      auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(types[k]);
+      if (ranked && !ranked.hasStaticShape()) {
+        std::string type;
+        llvm::raw_string_ostream out(type);
+        out << ranked;
+        return "argument " + std::to_string(k) + " (" + type +
+               ") has dynamic dims, which MLIR does not compile yet";
+      }
+    }
+    return "";
+  }
+
+  std::shared_ptr<const Program> compile(mlir::func::FuncOp main, const CallbackTable* callbacks,
+                                         const CompileRequest& request, std::string_view op,
+                                         const SourceLoc& loc) const override {
+    return Executable::compile(main, callbacks, op, loc, /*cache=*/nullptr,
+                               {.fuse = request.fuse, .fuseMaxInputs = request.fuseMaxInputs});
+  }
+};
+
+}  // namespace
+
+const Backend& mlirBackend() {
+  static const MlirBackend backend;
+  return backend;
+}
+
+}  // namespace kiln::runtime::cpu

@@ -1,0 +1,131 @@
+// The backend seam: the registry, KILN_JIT_BACKEND read in one place, errors that list the
+// available backends, the device check, and the default backend's fallback to INTERP.
+#include "runtime/Backend.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "dialect/KilnDialect.h"
+#include "kiln/core/Ops.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "test/unit/frontend/core/ExpectError.h"
+#include "test/unit/runtime/RuntimeTestSupport.h"
+
+namespace kiln::runtime {
+namespace {
+
+constexpr const char* kNeg = R"mlir(
+func.func @main(%x: tensor<2x3xf32> {kiln.input = 0 : i64}) -> tensor<2x3xf32> {
+  %y = kiln.neg %x : tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+})mlir";
+
+constexpr const char* kDynamicNeg = R"mlir(
+func.func @main(%x: tensor<?x3xf32> {kiln.input = 0 : i64}) -> tensor<?x3xf32> {
+  %y = kiln.neg %x : tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+})mlir";
+
+class BackendTest : public ::testing::Test {
+ protected:
+  BackendTest() {
+    context.loadDialect<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
+    unsetenv("KILN_JIT_BACKEND");
+  }
+  ~BackendTest() override { unsetenv("KILN_JIT_BACKEND"); }
+
+  mlir::func::FuncOp parse(const char* source) {
+    module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+    EXPECT_TRUE(module);
+    return *module->getOps<mlir::func::FuncOp>().begin();
+  }
+
+  std::shared_ptr<const Program> compile(const BackendSelection& selection, const char* source,
+                                         Device device = {}) {
+    return compileProgram(selection, parse(source), nullptr, {.device = device}, "test",
+                          "the test program", SourceLoc::current());
+  }
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+TEST_F(BackendTest, TheRegistryListsEveryBuiltBackendOnce) {
+  std::vector<std::string_view> names;
+  for (const Backend* backend : backends()) names.push_back(backend->name());
+  EXPECT_EQ(names, (std::vector<std::string_view>{"INTERP", "MLIR"}));
+  for (std::string_view name : names) {
+    ASSERT_NE(findBackend(name), nullptr) << name;
+    EXPECT_EQ(findBackend(name)->name(), name);
+    EXPECT_TRUE(findBackend(name)->serves(DeviceType::CPU)) << name;
+    EXPECT_FALSE(findBackend(name)->serves(DeviceType::CUDA)) << name;
+  }
+  EXPECT_EQ(findBackend("mlir"), nullptr);  // names are exact, as KILN_JIT_BACKEND spells them
+  for (std::string_view unbuilt : unbuiltBackends()) EXPECT_EQ(findBackend(unbuilt), nullptr);
+}
+
+TEST_F(BackendTest, AnExplicitNameWinsOverTheEnvironmentWhichWinsOverTheDefault) {
+  BackendSelection chosen = selectBackend("", "test", SourceLoc::current());
+  EXPECT_EQ(chosen.backend->name(), "MLIR");
+  EXPECT_FALSE(chosen.requested);
+  setenv("KILN_JIT_BACKEND", "INTERP", 1);
+  chosen = selectBackend("", "test", SourceLoc::current());
+  EXPECT_EQ(chosen.backend->name(), "INTERP");
+  EXPECT_TRUE(chosen.requested);
+  chosen = selectBackend("MLIR", "test", SourceLoc::current());
+  EXPECT_EQ(chosen.backend->name(), "MLIR");
+  EXPECT_TRUE(chosen.requested);
+  setenv("KILN_JIT_BACKEND", "", 1);  // empty is unset
+  EXPECT_FALSE(selectBackend("", "test", SourceLoc::current()).requested);
+}
+
+TEST_F(BackendTest, AnUnknownOrUnbuiltBackendIsACompileErrorListingTheAvailableOnes) {
+  setenv("KILN_JIT_BACKEND", "TPU", 1);
+  EXPECT_KILN_ERROR_HAS(selectBackend("", "trace", SourceLoc::current()), CompileError,
+                        "trace: KILN_JIT_BACKEND=TPU names no backend; available: INTERP "
+                        "(reference interpreter");
+  EXPECT_KILN_ERROR_HAS(selectBackend("", "trace", SourceLoc::current()), CompileError,
+                        "MLIR (code generator: kiln-cpu-pipeline, LLVM ORC JIT; cpu)");
+  EXPECT_KILN_ERROR_HAS(selectBackend("", "trace", SourceLoc::current()), CompileError,
+                        "not built into this Kiln: HALIDE, NVRTC");
+  EXPECT_KILN_ERROR_HAS(selectBackend("NVRTC", "load", SourceLoc::current()), CompileError,
+                        "load: CompileOptions::backend=NVRTC is not built into this Kiln; "
+                        "available: INTERP");
+}
+
+TEST_F(BackendTest, EachBackendRunsTheProgramAndSaysWhetherItIsCompiled) {
+  Tensor x = arange(0.0, 6.0, 1.0, kFloat32).reshape({2, 3});
+  for (const Backend* backend : backends()) {
+    auto program = compile({backend, true}, kNeg);
+    EXPECT_EQ(program->backend(), backend->name());
+    EXPECT_EQ(program->compiled(), backend->name() != "INTERP");
+    std::vector<Tensor> results = program->run(std::vector<Tensor>{x});
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_TRUE(equal(results[0], neg(x))) << backend->name();
+  }
+}
+
+TEST_F(BackendTest, ABackendThatDoesNotServeTheDeviceIsACompileError) {
+  EXPECT_KILN_ERROR_HAS(compile({findBackend("MLIR"), false}, kNeg, Device(kCUDA, 1)),
+                        CompileError,
+                        "test: the test program: backend MLIR does not run programs on cuda:1; "
+                        "backends for cuda: none");
+}
+
+TEST_F(BackendTest, WhatTheDefaultCannotCompileRunsOnTheInterpreterAndANamedOneFails) {
+  auto program = compile({findBackend("MLIR"), /*requested=*/false}, kDynamicNeg);
+  EXPECT_EQ(program->backend(), "INTERP");
+  Tensor x = arange(0.0, 12.0, 1.0, kFloat32).reshape({4, 3});
+  EXPECT_TRUE(equal(program->run(std::vector<Tensor>{x})[0], neg(x)));
+  EXPECT_KILN_ERROR_HAS(compile({findBackend("MLIR"), /*requested=*/true}, kDynamicNeg),
+                        CompileError,
+                        "the test program: argument 0 (tensor<?x3xf32>) has dynamic dims, which "
+                        "MLIR does not compile yet; unset KILN_JIT_BACKEND");
+}
+
+}  // namespace
+}  // namespace kiln::runtime
