@@ -56,6 +56,8 @@ struct HostOp {
   // The op's kernel computes straight into the result buffers (its shape rule gives
   // exactly the results' types), saving a temporary and a copy per call.
   bool intoResults = false;
+  // A fused kernel compiled by a KernelCodegen: run on the raw buffers.
+  std::shared_ptr<const ExternalKernel> external;
 };
 
 struct Executable::Arena {
@@ -251,6 +253,7 @@ mlir::Operation* computedBy(mlir::Operation* step) {
   return &callee.getBody().front().front();
 }
 
+
 bool sameMetas(std::span<const TensorMeta> a, std::span<const TensorMeta> b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const TensorMeta& x, const TensorMeta& y) {
     return x.shape == y.shape && x.dtype == y.dtype;
@@ -270,7 +273,24 @@ bool computesInto(const bridge::TableCall& call, std::span<const TensorMeta> ope
   }
 }
 
-HostOp hostOpFor(mlir::Operation* step, const SourceLoc& loc) {
+// The kernel function `step` calls, if it calls one.
+mlir::func::FuncOp calleeOf(mlir::Operation* step) {
+  auto call = llvm::dyn_cast<mlir::func::CallOp>(step);
+  return call ? mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(step, call.getCalleeAttr())
+              : mlir::func::FuncOp();
+}
+
+HostOp hostOpFor(mlir::Operation* step, const SourceLoc& loc,
+                 const std::map<std::string, std::shared_ptr<const ExternalKernel>>& external) {
+  if (mlir::func::FuncOp callee = calleeOf(step)) {
+    auto found = external.find(callee.getSymName().str());
+    if (found != external.end()) {
+      HostOp host{"kernel @" + callee.getSymName().str(), {}, -1, metasOf(step->getOperandTypes()),
+                  metasOf(step->getResultTypes())};
+      host.external = found->second;
+      return host;
+    }
+  }
   mlir::Operation* op = computedBy(step);
   HostOp host{where(op), {}, -1, metasOf(step->getOperandTypes()), metasOf(step->getResultTypes())};
   for (mlir::Value operand : step->getOperands()) {
@@ -324,7 +344,8 @@ Executable::~Executable() = default;
 
 std::shared_ptr<const Executable> Executable::compile(
     mlir::func::FuncOp main, const runtime::CallbackTable* callbacks, std::string_view op,
-    const SourceLoc& loc, const DiskCache* cache, const mlir::kiln::CpuPipelineOptions& options) {
+    const SourceLoc& loc, const DiskCache* cache, const mlir::kiln::CpuPipelineOptions& options,
+    const KernelCodegen* kernels) {
   if (!cache) cache = &DiskCache::global();
   mlir::MLIRContext* context = main.getContext();
   mlir::DialectRegistry registry;
@@ -336,19 +357,21 @@ std::shared_ptr<const Executable> Executable::compile(
   std::shared_ptr<Executable> executable(new Executable());
   executable->name_ = main.getSymName().str();
   executable->callbacks_ = callbacks;
+  if (kernels) executable->backend_ = kernels->name();
   StageClock clock;
   IrDumps dumps(executable->name_);
   dumps.write("traced", *module);
   const std::string key =
       cache->enabled() ? DiskCache::keyOf({bytecodeOf(*module), HostTarget::get().key(),
                                            kPipelineVersion, buildIdentity(),
-                                           optionsKey(options)})
+                                           optionsKey(options), executable->backend_})
                        : "";
   if (std::optional<CacheEntry> entry = cache->load(key)) {
     mlir::ParserConfig config(context);
     mlir::OwningOpRef<mlir::ModuleOp> planned =
         mlir::parseSourceString<mlir::ModuleOp>(entry->module, config);
     if (planned) {
+      if (kernels) executable->retakeKernels(*planned, *kernels, op, loc);
       executable->readPlan(*planned, op, loc);
       executable->link(entry->object, op, loc);
       executable->loadedFromCache_ = true;
@@ -364,11 +387,13 @@ std::shared_ptr<const Executable> Executable::compile(
   mlir::kiln::buildCpuPlanningPipeline(planning, options);
   runStage(planning, *module, "planning", dumps, op, loc);
   clock.lap("planning");
+  const std::string declined = kernels ? executable->takeKernels(*module, *kernels) : "";
+  if (kernels) clock.lap(kernels->name().data());
   dumps.write("planned", *module);
   const std::string plannedBytecode = cache->enabled() ? bytecodeOf(*module) : "";
   executable->readPlan(*module, op, loc);
-  int64_t kernels = 0;
-  for (auto func : module->getOps<mlir::func::FuncOp>()) kernels += func->hasAttr("kiln.kernel");
+  int64_t kernelCount = 0;
+  for (auto func : module->getOps<mlir::func::FuncOp>()) kernelCount += func->hasAttr("kiln.kernel");
 
   mlir::PassManager lowering(context);
   mlir::kiln::buildCpuLoweringPipeline(lowering);
@@ -382,11 +407,69 @@ std::shared_ptr<const Executable> Executable::compile(
   cache->store(key, {plannedBytecode, object});
   executable->link(object, op, loc);
   clock.lap("link");
-  if (logEnabled("compile"))
+  if (logEnabled("compile")) {
     std::cerr << "kiln: compiled @" << executable->name_ << " in " << clock.report() << "; "
-              << kernels << " kernels, " << executable->hostOps_.size() << " host ops, arena "
-              << executable->arenaBytes_ << " bytes\n";
+              << kernelCount << " kernels, " << executable->hostOps_.size() << " host ops, arena "
+              << executable->arenaBytes_ << " bytes";
+    if (kernels)
+      std::cerr << "; " << executable->externalKernels_.size() << " fused kernels by "
+                << kernels->name();
+    std::cerr << "\n";
+    for (const auto& [name, kernel] : executable->externalKernels_)
+      std::cerr << "kiln:   " << kernels->name() << " " << kernel->describe() << "\n";
+    std::cerr << declined;
+  }
   return executable;
+}
+
+namespace {
+
+// Whether a call of `kernel` in `planned` has a result kiln-plan-memory writes over a state
+// argument (offset -2: the state updated in place).
+bool writesInPlace(mlir::ModuleOp planned, mlir::func::FuncOp kernel) {
+  bool inPlace = false;
+  planned.walk([&](mlir::func::CallOp call) {
+    if (call.getCallee() != kernel.getSymName()) return;
+    if (auto offsets = call->getAttrOfType<mlir::DenseI64ArrayAttr>("kiln.offsets"))
+      for (int64_t offset : offsets.asArrayRef()) inPlace = inPlace || offset == -2;
+  });
+  return inPlace;
+}
+
+}  // namespace
+
+std::string Executable::takeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels) {
+  std::string declined;
+  mlir::Builder builder(planned.getContext());
+  for (auto func : planned.getOps<mlir::func::FuncOp>()) {
+    auto kind = func->getAttrOfType<mlir::StringAttr>("kiln.kernel");
+    if (!kind || kind.getValue() != "fusion") continue;
+    std::string why;
+    if (std::shared_ptr<const ExternalKernel> kernel = kernels.compile(func, writesInPlace(planned, func), why)) {
+      externalKernels_[func.getSymName().str()] = std::move(kernel);
+      func->setAttr("kiln.kernel", builder.getStringAttr("external"));
+    } else {
+      declined += "kiln:   " + std::string(kernels.name()) + " declined @" +
+                  func.getSymName().str() + " (MLIR compiles it): " + why + "\n";
+    }
+  }
+  return declined;
+}
+
+void Executable::retakeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels,
+                               std::string_view op, const SourceLoc& loc) {
+  for (auto func : planned.getOps<mlir::func::FuncOp>()) {
+    auto kind = func->getAttrOfType<mlir::StringAttr>("kiln.kernel");
+    if (!kind || kind.getValue() != "external") continue;
+    std::string why;
+    std::shared_ptr<const ExternalKernel> kernel =
+        kernels.compile(func, writesInPlace(planned, func), why);
+    if (!kernel)
+      throw CompileError::make(loc, op, "the disk cache's plan of @", name_, " has kernel @",
+                               func.getSymName().str(), " for ", kernels.name(),
+                               ", which now declines it: ", why);
+    externalKernels_[func.getSymName().str()] = std::move(kernel);
+  }
 }
 
 void Executable::readPlan(mlir::ModuleOp planned, std::string_view op, const SourceLoc& loc) {
@@ -410,7 +493,7 @@ void Executable::readPlan(mlir::ModuleOp planned, std::string_view op, const Sou
         constantPointers_.push_back(constants_.back().rawData());
         break;
       case mlir::kiln::HostStep::Runtime:
-        hostOps_.push_back(hostOpFor(&step, loc));
+        hostOps_.push_back(hostOpFor(&step, loc, externalKernels_));
         break;
       default:
         break;
@@ -519,6 +602,10 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> arguments, const Sou
 void Executable::runHostOp(int64_t id, void* const* operands, void* const* results,
                            std::span<const Tensor> arguments) const {
   const HostOp& op = hostOps_.at(size_t(id));
+  if (op.external) {
+    op.external->run(operands, results);
+    return;
+  }
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const int64_t argument = op.arguments[i];

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -15,6 +16,7 @@
 #include "passes/Passes.h"
 #include "runtime/Backend.h"
 #include "runtime/HostCallbacks.h"
+#include "runtime/KernelCodegen.h"
 #include "runtime/cache/DiskCache.h"
 
 namespace mlir {
@@ -39,11 +41,14 @@ class Executable final : public Program {
   // outlive the Executable. Failures are CompileErrors naming `op`, the failing pass and
   // its first diagnostic, and the file the IR was dumped to. KILN_DUMP_IR=<dir> writes
   // the IR after each stage there; KILN_LOG=compile prints the stages' times.
-  // `options` shape the pipeline and are part of the cache key.
+  // `options` shape the pipeline and are part of the cache key. With `kernels` (HALIDE),
+  // every fused kernel it takes is compiled by it and called through the runtime; the
+  // ones it declines, and everything else, are compiled as without it.
   static std::shared_ptr<const Executable> compile(
       mlir::func::FuncOp main, const runtime::CallbackTable* callbacks, std::string_view op,
       const SourceLoc& loc, const DiskCache* cache = nullptr,
-      const mlir::kiln::CpuPipelineOptions& options = {});
+      const mlir::kiln::CpuPipelineOptions& options = {},
+      const KernelCodegen* kernels = nullptr);
 
   ~Executable() override;
 
@@ -57,7 +62,7 @@ class Executable final : public Program {
                           const SourceLoc& loc = SourceLoc::current(),
                           std::span<const Tensor> reuse = {}) const override;
 
-  std::string_view backend() const override { return "MLIR"; }
+  std::string_view backend() const override { return backend_; }
   bool compiled() const override { return true; }
 
   // Bytes of the arena each call uses (the memory plan's peak).
@@ -78,6 +83,12 @@ class Executable final : public Program {
   // Reads what run() needs from the planned module: types, arena size, result
   // placements, constants and the host ops.
   void readPlan(mlir::ModuleOp planned, std::string_view op, const SourceLoc& loc);
+  // Compiles the planned module's fused kernels with `kernels`, marking each it takes
+  // kiln.kernel = "external"; returns one line per kernel it declined, with the reason.
+  std::string takeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels);
+  // Compiles the kernels a cached plan marks "external" (CompileError if one is declined).
+  void retakeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels, std::string_view op,
+                     const SourceLoc& loc);
   // Links the compiled object and finds the entry point.
   void link(std::string_view object, std::string_view op, const SourceLoc& loc);
 
@@ -86,6 +97,9 @@ class Executable final : public Program {
   void giveBack(std::unique_ptr<Arena> arena) const;
 
   std::string name_;
+  std::string backend_ = "MLIR";
+  // Kernels compiled by a KernelCodegen, by kernel function name.
+  std::map<std::string, std::shared_ptr<const ExternalKernel>> externalKernels_;
   std::vector<TensorMeta> arguments_;
   std::vector<TensorMeta> results_;
   std::vector<int64_t> inPlaceArgument_;  // per result: the state it is, or -1

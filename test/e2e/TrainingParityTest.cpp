@@ -3,7 +3,8 @@
 // from the generator) must give the same losses and final weights (issue 5's bar is 1e-5;
 // the interpreter runs the same kernels, so they are expected to be identical).
 //
-// Compiled (KILN_JIT_BACKEND=MLIR, the CompiledTrainingParityTest target) the bar is 1e-5
+// Compiled (KILN_JIT_BACKEND=MLIR or HALIDE: the CompiledTrainingParityTest and
+// HalideTrainingParityTest targets) the bar is 1e-5
 // and the mobilenet loop runs one compiled step: with batch 4, BatchNorm over 1x1 maps makes its
 // training chaotic (scaling one weight tensor by 1 + 1e-6 changes the second step's loss
 // by 5% eagerly), so rounding differences of compiled kernels cannot stay within 1e-5
@@ -34,7 +35,7 @@ std::vector<Batch> batches(int n, Shape input, int64_t classes, uint64_t seed) {
 
 bool compiled() {
   const char* backend = std::getenv("KILN_JIT_BACKEND");
-  return backend && std::string(backend) == "MLIR";
+  return backend && (std::string(backend) == "MLIR" || std::string(backend) == "HALIDE");
 }
 
 // The largest |a - b| / max(1, |b|) over all elements, in double.

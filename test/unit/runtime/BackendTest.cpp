@@ -57,7 +57,7 @@ class BackendTest : public ::testing::Test {
 TEST_F(BackendTest, TheRegistryListsEveryBuiltBackendOnce) {
   std::vector<std::string_view> names;
   for (const Backend* backend : backends()) names.push_back(backend->name());
-  EXPECT_EQ(names, (std::vector<std::string_view>{"INTERP", "MLIR"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"INTERP", "MLIR", "HALIDE"}));
   for (std::string_view name : names) {
     ASSERT_NE(findBackend(name), nullptr) << name;
     EXPECT_EQ(findBackend(name)->name(), name);
@@ -91,7 +91,8 @@ TEST_F(BackendTest, AnUnknownOrUnbuiltBackendIsACompileErrorListingTheAvailableO
   EXPECT_KILN_ERROR_HAS(selectBackend("", "trace", SourceLoc::current()), CompileError,
                         "MLIR (code generator: kiln-cpu-pipeline, LLVM ORC JIT; cpu)");
   EXPECT_KILN_ERROR_HAS(selectBackend("", "trace", SourceLoc::current()), CompileError,
-                        "not built into this Kiln: HALIDE, NVRTC");
+                        "HALIDE (fused kernels by Halide 14's JIT, the rest as MLIR; cpu); "
+                        "not built into this Kiln: NVRTC");
   EXPECT_KILN_ERROR_HAS(selectBackend("NVRTC", "load", SourceLoc::current()), CompileError,
                         "load: CompileOptions::backend=NVRTC is not built into this Kiln; "
                         "available: INTERP");

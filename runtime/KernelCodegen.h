@@ -1,0 +1,39 @@
+// Fused kernels compiled outside MLIR's own lowering (the HALIDE backend): the interface
+// runtime::Executable takes a kernel generator through. The host schedule, memory plan and
+// arena stay the MLIR CPU pipeline's; a kernel the generator takes is called by the host
+// schedule through the runtime like a library op, and one it declines is lowered by MLIR.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace kiln::runtime {
+
+// One compiled kernel.
+class ExternalKernel {
+ public:
+  virtual ~ExternalKernel() = default;
+  // Runs on contiguous buffers of the kernel function's argument and result types.
+  // Failures are kiln::Errors naming the kernel.
+  virtual void run(void* const* operands, void* const* results) const = 0;
+  // One line for KILN_LOG=compile: how it was scheduled.
+  virtual std::string describe() const = 0;
+};
+
+class KernelCodegen {
+ public:
+  virtual ~KernelCodegen() = default;
+  // "HALIDE": part of the disk cache's key and of messages.
+  virtual std::string_view name() const = 0;
+  // `kernel` (a kiln.kernel = "fusion" function of kiln ops) compiled; null with `why`
+  // set where this generator does not take it, and MLIR then lowers it as usual.
+  // `inPlace`: a result may be written over an operand's buffer (a state updated in place),
+  // so every result must be computed from operands not yet overwritten.
+  virtual std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace,
+                                                        std::string& why) const = 0;
+};
+
+}  // namespace kiln::runtime

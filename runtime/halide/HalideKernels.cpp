@@ -1,0 +1,790 @@
+// The HALIDE kernel generator (see HalideKernels.h): a fused kernel's kiln ops as Halide
+// Funcs, one pipeline per kernel, JIT-compiled by Halide 14 and cached in memory.
+#include "runtime/halide/HalideKernels.h"
+
+#include <Halide.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <numbers>
+#include <optional>
+#include <sstream>
+
+#include "dialect/KilnOps.h"
+#include "kiln/core/Error.h"
+#include "kiln/core/ThreadPool.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OperationSupport.h"
+
+namespace kiln::runtime::halide {
+
+namespace {
+
+namespace mk = mlir::kiln;
+using Halide::Expr;
+using Halide::Func;
+using Halide::Var;
+
+// A kernel the generator does not take, and why (MLIR lowers it then).
+struct Declined {
+  std::string why;
+};
+
+// ---- the Halide runtime: errors and threads ------------------------------------------------
+
+// The message of the last Halide runtime error on this thread.
+thread_local std::string lastError;
+
+void recordError(Halide::JITUserContext*, const char* message) { lastError = message; }
+
+// Halide's parallel loops run on Kiln's pool, so KILN_NUM_THREADS bounds them as it bounds
+// the eager kernels and MLIR's kernels.
+int parallelFor(Halide::JITUserContext* context,
+                int (*task)(Halide::JITUserContext*, int, uint8_t*), int min, int extent,
+                uint8_t* closure) {
+  std::atomic<int> status{0};
+  kiln::parallelFor(min, int64_t(min) + extent, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      if (int s = task(context, int(i), closure)) status = s;
+  });
+  return status;
+}
+
+void installHandlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Halide::JITHandlers handlers;
+    handlers.custom_error = recordError;
+    handlers.custom_do_par_for = parallelFor;
+    Halide::Internal::JITSharedRuntime::set_default_handlers(handlers);
+  });
+}
+
+// ---- types ---------------------------------------------------------------------------------
+
+Halide::Type halideType(mlir::Type type) {
+  if (type.isF32()) return Halide::Float(32);
+  if (type.isF64()) return Halide::Float(64);
+  if (type.isF16()) return Halide::Float(16);
+  if (type.isBF16()) return Halide::BFloat(16);
+  if (type.isInteger(1)) return Halide::Bool();
+  if (type.isInteger(32)) return Halide::Int(32);
+  if (type.isInteger(64)) return Halide::Int(64);
+  std::string text;
+  llvm::raw_string_ostream(text) << type;
+  throw Declined{"element type " + text};
+}
+
+mlir::RankedTensorType tensorType(mlir::Value value) {
+  auto type = llvm::dyn_cast<mlir::RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape()) throw Declined{"a value without a static shape"};
+  return type;
+}
+
+bool isFloat(const Halide::Type& t) { return t.is_float() || t.is_bfloat(); }
+
+// The type the eager kernels compute in: half types as float32 (Elementwise.cpp, mathTypeOf).
+Halide::Type mathType(const Halide::Type& t) {
+  return t.bits() == 16 && isFloat(t) ? Halide::Float(32) : t;
+}
+
+// `value` converted as the eager kernels and kiln→linalg convert (convertScalar): through
+// the math types, floats to bool by != 0 (NaN is true), bools to numbers as 0 and 1,
+// floats to integers truncated, a narrower float by way of float32 (a double rounding for
+// f64 → f16, as there).
+Expr convert(Expr value, const Halide::Type& to) {
+  const Halide::Type from = value.type();
+  if (from == to) return value;
+  if (isFloat(from)) value = Halide::cast(mathType(from), value);
+  if (to.is_bool()) {
+    if (isFloat(from)) return Halide::is_nan(value) || value != Halide::Internal::make_zero(value.type());
+    return value != Halide::Internal::make_zero(value.type());
+  }
+  if (from.is_bool()) value = Halide::select(value, Halide::Internal::make_one(mathType(to)),
+                                             Halide::Internal::make_zero(mathType(to)));
+  if (to.bits() == 16 && isFloat(to)) {
+    // Halide 14 converts a NaN to a 16-bit float as infinity; the quiet NaN's bits instead.
+    Expr wide = Halide::cast(Halide::Float(32), value);
+    Expr nan = Halide::reinterpret(to, Expr(uint16_t(to.is_bfloat() ? 0x7fc0 : 0x7e00)));
+    return Halide::select(Halide::is_nan(wide), nan, Halide::cast(to, wide));
+  }
+  if (isFloat(to)) return Halide::cast(to, Halide::cast(mathType(to), value));
+  return Halide::cast(to, value);
+}
+
+// Halide 14's float32 exp and log are its own polynomials, exact enough inside their range
+// but not at the edges the eager kernels (libm) define: NaN in gives NaN out, log of a
+// negative is NaN, of 0 is -inf, of a subnormal its true value (Halide's flushes it).
+Expr float32Bits(uint32_t bits) { return Halide::reinterpret(Halide::Float(32), Expr(bits)); }
+
+Expr guardedExp(const Expr& x) {
+  if (x.type() != Halide::Float(32)) return Halide::exp(x);
+  // e^x is +inf above 88.7228 and 0 below -103.98 in float32.
+  return Halide::select(Halide::is_nan(x), x,
+                        Halide::select(x > 88.7228394f, float32Bits(0x7f800000),
+                                       Halide::select(x < -103.972084f, Expr(0.0f), Halide::exp(x))));
+}
+
+Expr guardedLog(const Expr& x) {
+  if (x.type() != Halide::Float(32)) return Halide::log(x);
+  const Expr nan = float32Bits(0x7fc00000), inf = float32Bits(0x7f800000),
+             minusInf = float32Bits(0xff800000);
+  Expr tiny = x < Expr(std::numeric_limits<float>::min());
+  Expr scaled = Halide::log(x * Expr(16777216.0f)) - Expr(float(24 * std::numbers::ln2));
+  Expr value = Halide::select(tiny, scaled, Halide::log(x));
+  return Halide::select(Halide::is_nan(x) || x < 0.0f, nan,
+                        Halide::select(x == 0.0f, minusInf, Halide::select(x == inf, inf, value)));
+}
+
+// ---- the kernel as Funcs ------------------------------------------------------------------
+
+// Vars for kiln dims 0, 1, ... (row-major); Halide's first dimension is the innermost, so a
+// kiln index (i0, ..., in-1) is Halide's (in-1, ..., i0).
+const std::vector<Var>& kilnVars() {
+  static const std::vector<Var> vars = [] {
+    std::vector<Var> v;
+    for (int d = 0; d < 16; ++d) v.emplace_back("d" + std::to_string(d));
+    return v;
+  }();
+  return vars;
+}
+
+std::vector<Expr> reversed(std::vector<Expr> index) {
+  std::reverse(index.begin(), index.end());
+  return index;
+}
+
+std::vector<Expr> varsOf(int64_t rank) {
+  if (rank > int64_t(kilnVars().size())) throw Declined{"rank above 16"};
+  return std::vector<Expr>(kilnVars().begin(), kilnVars().begin() + rank);
+}
+
+Expr at(const Func& f, const std::vector<Expr>& index) { return f(reversed(index)); }
+
+void define(Func& f, int64_t rank, const Expr& value) {
+  std::vector<Halide::Var> args(kilnVars().begin(), kilnVars().begin() + rank);
+  std::reverse(args.begin(), args.end());
+  f(args) = value;
+}
+
+Expr constant(const Halide::Type& type, double value) {
+  return Halide::Internal::make_const(type, value);
+}
+
+// Floats as the eager kernels: a NaN operand is the result (the first one), else
+// better(a, b) ? a : b (Elementwise.cpp, extremum).
+Expr extremum(const Expr& a, const Expr& b, bool max) {
+  if (!isFloat(a.type())) return max ? Halide::max(a, b) : Halide::min(a, b);
+  Expr best = Halide::select(max ? a > b : a < b, a, b);
+  return Halide::select(Halide::is_nan(a), a, Halide::select(Halide::is_nan(b), b, best));
+}
+
+Expr unary(mlir::Operation* op, Expr x) {
+  const bool f = isFloat(x.type());
+  auto floats = [&](auto formula) -> Expr {
+    if (!f) throw Declined{op->getName().getStringRef().str() + " on integers"};
+    return formula();
+  };
+  if (llvm::isa<mk::NegOp>(op)) return f ? -x : constant(x.type(), 0) - x;
+  if (llvm::isa<mk::AbsOp>(op)) return f ? Halide::abs(x) : Halide::select(x < 0, -x, x);
+  if (llvm::isa<mk::ReluOp>(op)) {
+    Expr zero = constant(x.type(), 0);
+    if (!f) return Halide::max(x, zero);
+    return Halide::select(x > zero || Halide::is_nan(x), x, zero);  // NaN stays NaN
+  }
+  if (llvm::isa<mk::NotOp>(op)) {
+    if (f) throw Declined{"kiln.not on floats"};
+    return x.type().is_bool() ? !x : ~x;
+  }
+  if (llvm::isa<mk::ExpOp>(op)) return floats([&] { return guardedExp(x); });
+  if (llvm::isa<mk::LogOp>(op)) return floats([&] { return guardedLog(x); });
+  if (llvm::isa<mk::SqrtOp>(op)) return floats([&] { return Halide::sqrt(x); });
+  if (llvm::isa<mk::RsqrtOp>(op))
+    return floats([&] { return constant(x.type(), 1) / Halide::sqrt(x); });
+  if (llvm::isa<mk::TanhOp>(op)) return floats([&] { return Halide::tanh(x); });
+  if (llvm::isa<mk::SinOp>(op)) return floats([&] { return Halide::sin(x); });
+  if (llvm::isa<mk::CosOp>(op)) return floats([&] { return Halide::cos(x); });
+  if (llvm::isa<mk::FloorOp>(op)) return floats([&] { return Halide::floor(x); });
+  if (llvm::isa<mk::SigmoidOp>(op))
+    return floats([&] { return constant(x.type(), 1) / (constant(x.type(), 1) + guardedExp(-x)); });
+  if (llvm::isa<mk::GeluOp>(op)) {
+    // (0.5 x)(1 + erf(x sqrt(2)/2)); Halide's erf takes float32 only and is NaN beyond
+    // about ±10, where erf is ±1 in float32 from ±4 on.
+    if (x.type() != Halide::Float(32)) throw Declined{"kiln.gelu on other than f32 math"};
+    return (constant(x.type(), 0.5) * x) *
+           (constant(x.type(), 1) +
+            Halide::erf(Halide::clamp(x * constant(x.type(), std::numbers::sqrt2 / 2), -8.0f, 8.0f)));
+  }
+  throw Declined{"op " + op->getName().getStringRef().str()};
+}
+
+Expr binary(mlir::Operation* op, Expr a, Expr b) {
+  const bool f = isFloat(a.type());
+  if (llvm::isa<mk::AddOp>(op)) return a + b;
+  if (llvm::isa<mk::SubOp>(op)) return a - b;
+  if (llvm::isa<mk::MulOp>(op)) return a * b;
+  if (llvm::isa<mk::DivOp>(op)) {
+    if (f) return a / b;
+    // Integer division truncates toward zero; Halide's rounds toward -inf. By zero:
+    // undefined in the eager kernel too.
+    return Halide::div_round_to_zero(a, b);
+  }
+  if (llvm::isa<mk::PowOp>(op)) {
+    if (!f) throw Declined{"kiln.pow on integers"};
+    return Halide::pow(a, b);
+  }
+  if (llvm::isa<mk::MaxOp>(op)) return extremum(a, b, /*max=*/true);
+  if (llvm::isa<mk::MinOp>(op)) return extremum(a, b, /*max=*/false);
+  if (llvm::isa<mk::AndOp>(op)) {
+    if (f) throw Declined{"kiln.and on floats"};
+    return a.type().is_bool() ? (a && b) : (a & b);
+  }
+  if (llvm::isa<mk::OrOp>(op)) {
+    if (f) throw Declined{"kiln.or on floats"};
+    return a.type().is_bool() ? (a || b) : (a | b);
+  }
+  throw Declined{"op " + op->getName().getStringRef().str()};
+}
+
+// Floats compare ordered, `ne` unordered (true for NaN); integers signed, bools as 0 < 1.
+Expr compare(mk::CompareOp op, Expr a, Expr b) {
+  if (a.type().is_bool()) {
+    a = Halide::cast(Halide::UInt(8), a);
+    b = Halide::cast(Halide::UInt(8), b);
+  }
+  // Halide's simplifier takes x == x as true whatever x is, so floats say "ordered" aloud.
+  const Expr ordered = isFloat(a.type()) ? !Halide::is_nan(a) && !Halide::is_nan(b)
+                                         : Halide::cast(Halide::Bool(), Expr(true));
+  switch (op.getDirection()) {
+    case mk::CompareDirection::eq: return ordered && a == b;
+    case mk::CompareDirection::ne: return !ordered || a != b;
+    case mk::CompareDirection::lt: return ordered && a < b;
+    case mk::CompareDirection::le: return ordered && a <= b;
+    case mk::CompareDirection::gt: return ordered && a > b;
+    case mk::CompareDirection::ge: return ordered && a >= b;
+  }
+  throw Declined{"a compare direction"};
+}
+
+// Where a reduction's accumulator is computed: per row of its one consumer output (a row
+// reduction of softmax or layer_norm) or once, before every consumer (compute_root).
+struct Reduction {
+  Func acc;
+  bool row = false;            // its kept dims are the leading dims of the kernel's only result
+  std::vector<int64_t> shape;  // the accumulator's (the reduction result's) shape
+  bool outerKept = false;      // its outermost loop is input dim 0, which it keeps
+};
+
+class Translator {
+ public:
+  explicit Translator(mlir::func::FuncOp kernel) : kernel_(kernel) {}
+
+  // The pipeline's inputs and outputs; throws Declined.
+  void translate() {
+    if (kernel_.getNumResults() == 0) throw Declined{"a kernel without results"};
+    for (mlir::BlockArgument arg : kernel_.getArguments()) {
+      auto type = tensorType(arg);
+      Halide::ImageParam param(halideType(type.getElementType()), int(type.getRank()),
+                               "in" + std::to_string(arg.getArgNumber()));
+      inputs_.push_back(param);
+      Func f("arg" + std::to_string(arg.getArgNumber()));
+      define(f, type.getRank(), at(param, varsOf(type.getRank())));
+      values_[arg] = f;
+    }
+    for (mlir::Operation& op : kernel_.getBody().front()) {
+      if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
+        // Results of one shape are one Func of a Tuple, computed in one loop nest: a state
+        // updated in place is a result that is also an operand, and every result at an
+        // index must read the operands there before any is written. Results of different
+        // shapes are separate loop nests, which the caller only accepts with no result
+        // written in place (HalideKernels::compile's `inPlace`).
+        std::vector<std::vector<Expr>> values;
+        for (mlir::Value v : ret.getOperands()) {
+          auto type = tensorType(v);
+          std::vector<int64_t> shape = type.getShape().vec();
+          auto group = std::find(outputShapes_.begin(), outputShapes_.end(), shape);
+          if (group == outputShapes_.end()) {
+            outputShapes_.push_back(shape);
+            values.emplace_back();
+            group = outputShapes_.end() - 1;
+          }
+          const size_t g = size_t(group - outputShapes_.begin());
+          resultSlots_.push_back({g, values[g].size()});
+          values[g].push_back(at(value(v), varsOf(type.getRank())));
+        }
+        for (size_t g = 0; g < values.size(); ++g) {
+          Func out("out" + std::to_string(g));
+          const int64_t rank = int64_t(outputShapes_[g].size());
+          if (values[g].size() == 1) define(out, rank, values[g][0]);
+          else {
+            std::vector<Halide::Var> args(kilnVars().begin(), kilnVars().begin() + rank);
+            std::reverse(args.begin(), args.end());
+            out(args) = Halide::Tuple(values[g]);
+          }
+          outputs_.push_back(out);
+        }
+        continue;
+      }
+      values_[op.getResult(0)] = translate(&op);
+    }
+  }
+
+  void schedule() {
+    const int threads = std::max(1, kiln::get_num_threads());
+    for (size_t g = 0; g < outputs_.size(); ++g) scheduleElementwise(outputs_[g], outputShapes_[g], threads);
+    for (Reduction& r : reductions_) {
+      if (r.row && outputs_.size() == 1 && !outputShapes_[0].empty()) {
+        // Each row's statistics beside the row's elements: the input is read from memory
+        // once (kiln-tile-rows' tiles in the MLIR backend).
+        r.acc.compute_at(outputs_[0], kilnVars()[0]);
+        scheduled_ += "row-reduction ";
+      } else {
+        r.acc.compute_root();
+        // Independent accumulators split over the pool by their outermost dim.
+        int64_t outputs = 1;
+        for (int64_t d : r.shape) outputs *= d;
+        if (r.outerKept && r.shape.front() >= threads && outputs >= 64 && threads > 1) {
+          r.acc.parallel(kilnVars()[0]);
+          r.acc.update().parallel(kilnVars()[0]);
+          scheduled_ += "parallel-";
+        }
+        scheduled_ += "root-reduction ";
+      }
+    }
+  }
+
+  std::vector<Halide::ImageParam>& inputs() { return inputs_; }
+  std::vector<Func>& outputs() { return outputs_; }
+  // Per kernel result: its output Func and its element of that Func's Tuple.
+  const std::vector<std::pair<size_t, size_t>>& resultSlots() const { return resultSlots_; }
+  const std::string& scheduled() const { return scheduled_; }
+
+ private:
+  Func value(mlir::Value v) {
+    auto it = values_.find(v);
+    if (it == values_.end()) throw Declined{"a value defined outside the kernel"};
+    return it->second;
+  }
+
+  Func translate(mlir::Operation* op) {
+    if (op->getNumResults() != 1) throw Declined{"op " + op->getName().getStringRef().str()};
+    auto type = tensorType(op->getResult(0));
+    const int64_t rank = type.getRank();
+    const std::vector<Expr> index = varsOf(rank);
+    const Halide::Type result = halideType(type.getElementType());
+    Func f(op->getName().getStringRef().str().substr(5) + std::to_string(counter_++));
+    if (auto c = llvm::dyn_cast<mk::ConstantOp>(op)) {
+      define(f, rank, splat(c, result));
+    } else if (auto b = llvm::dyn_cast<mk::BroadcastInDimOp>(op)) {
+      auto operand = tensorType(b.getX());
+      std::vector<Expr> from;
+      for (int64_t j = 0; j < operand.getRank(); ++j) {
+        const int64_t d = b.getDims()[j];
+        from.push_back(operand.getDimSize(j) == 1 && type.getDimSize(d) != 1 ? Expr(0) : index[d]);
+      }
+      define(f, rank, at(value(b.getX()), from));
+    } else if (auto t = llvm::dyn_cast<mk::TransposeOp>(op)) {
+      std::vector<Expr> from(rank);
+      for (int64_t k = 0; k < rank; ++k) from[t.getPermutation()[k]] = index[k];
+      define(f, rank, at(value(t.getX()), from));
+    } else if (auto c = llvm::dyn_cast<mk::ConvertOp>(op)) {
+      define(f, rank, convert(at(value(c.getX()), index), result));
+    } else if (auto r = llvm::dyn_cast<mk::ReduceOp>(op)) {
+      return reduce(r, type);
+    } else {
+      // Elementwise: operands in their math type, the result rounded to its element type.
+      std::vector<Expr> x;
+      for (mlir::Value operand : op->getOperands()) {
+        Expr e = at(value(operand), index);
+        x.push_back(convert(e, mathType(e.type())));
+      }
+      Expr e;
+      if (auto s = llvm::dyn_cast<mk::SelectOp>(op)) e = Halide::select(x[0], x[1], x[2]);
+      else if (auto c = llvm::dyn_cast<mk::CompareOp>(op)) e = compare(c, x[0], x[1]);
+      else if (x.size() == 1) e = unary(op, x[0]);
+      else if (x.size() == 2) e = binary(op, x[0], x[1]);
+      else throw Declined{"op " + op->getName().getStringRef().str()};
+      define(f, rank, convert(e, result));
+    }
+    return f;
+  }
+
+  static Expr splat(mk::ConstantOp op, const Halide::Type& type) {
+    auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(op.getValue());
+    if (!dense || !dense.isSplat()) throw Declined{"a constant that is not a splat"};
+    mlir::Type element = dense.getElementType();
+    if (llvm::isa<mlir::FloatType>(element)) {
+      // The constant's own bits, widened exactly to double, then rounded to its type.
+      return constant(type, dense.getSplatValue<llvm::APFloat>().convertToDouble());
+    }
+    if (element.isInteger(1)) return Halide::cast(Halide::Bool(), Expr(dense.getSplatValue<bool>()));
+    // Integers exactly: a double holds only 53 bits of an int64.
+    return Halide::Internal::make_const(type, dense.getSplatValue<llvm::APInt>().getSExtValue());
+  }
+
+  // Floats sum and multiply in f64 and round once, as the eager kernels; a float32 sum or
+  // mean of more than 16 elements first adds them in float32 pairs as they do (element
+  // 32k + l with 32k + 16 + l, l < 16, counted in the order of the reduced dims; an element
+  // whose partner is past the end alone: Reduce.h's PairFold). Max and min keep the first
+  // NaN; integers wrap in their own width.
+  Func reduce(mk::ReduceOp op, mlir::RankedTensorType type) {
+    auto input = tensorType(op.getX());
+    const int64_t rank = input.getRank();
+    std::vector<int64_t> dims(op.getDims().begin(), op.getDims().end());
+    std::sort(dims.begin(), dims.end());
+    const bool keep = op.getKeepDims();
+    int64_t count = 1;
+    for (int64_t d : dims) count *= input.getDimSize(d);
+    const Func x = value(op.getX());
+    const Halide::Type elementType = halideType(input.getElementType());
+    const Halide::Type result = halideType(type.getElementType());
+    const mk::ReduceKind kind = op.getKind();
+    const bool extremumKind = kind == mk::ReduceKind::max || kind == mk::ReduceKind::min;
+    const Halide::Type acc =
+        isFloat(elementType) && !extremumKind ? Halide::Float(64) : mathType(elementType);
+    const bool pairs = elementType == Halide::Float(32) && !extremumKind &&
+                       kind != mk::ReduceKind::prod && count > 16;
+
+    // The input index of reduced element `i` (flattened over the reduced dims, row-major),
+    // the kept dims at the result's vars.
+    const std::vector<Expr> out = varsOf(type.getRank());
+    auto inputIndex = [&](const std::vector<Expr>& reducedIndex) {
+      std::vector<Expr> from;
+      int64_t kept = 0, reduced = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (std::binary_search(dims.begin(), dims.end(), d)) {
+          from.push_back(reducedIndex[size_t(reduced++)]);
+          if (keep) ++kept;
+        } else {
+          from.push_back(out[size_t(kept++)]);
+        }
+      }
+      return from;
+    };
+    auto unflatten = [&](const Expr& i) {
+      std::vector<Expr> index(dims.size());
+      int64_t stride = 1;
+      for (int64_t j = int64_t(dims.size()) - 1; j >= 0; --j) {
+        const int64_t size = input.getDimSize(dims[size_t(j)]);
+        index[size_t(j)] = dims.size() == 1 ? i : (i / int(stride)) % int(size);
+        stride *= size;
+      }
+      return index;
+    };
+
+    // Loops, the innermost first, each with the input dim it walks (the RVars of the pairs:
+    // l inside k, at the last reduced dim), so reads are unit-stride where the input allows;
+    // keep_dims' unit dims outermost.
+    std::vector<std::pair<double, Halide::VarOrRVar>> loops;
+    std::vector<Halide::VarOrRVar> units;
+    Expr element;
+    std::optional<Halide::RDom> domain;
+    if (pairs) {
+      const int64_t blocks = (count + 31) / 32;
+      Halide::RDom r(0, 16, 0, int(blocks));  // r.x = l, r.y = k
+      Expr i = r.y * 32 + r.x;
+      r.where(i < int(count));
+      // Bounds inference ignores where(): the loads stay inside the input by clamping.
+      Expr partner = Halide::min(i + 16, int(count - 1));
+      Expr first = at(x, inputIndex(unflatten(Halide::min(i, int(count - 1)))));
+      Expr second = at(x, inputIndex(unflatten(partner)));
+      element = Halide::select(i + 16 < int(count), Halide::cast<double>(first + second),
+                               Halide::cast<double>(first));
+      loops.emplace_back(double(dims.back()), r.x);
+      loops.emplace_back(double(dims.back()) - 0.5, r.y);
+      domain = r;
+    } else if (dims.empty()) {
+      // Over no dims: each element alone, through the accumulator type.
+      Func f("reduced" + std::to_string(counter_++));
+      Expr one = convert(convert(at(x, inputIndex({})), acc), result);
+      define(f, type.getRank(), one);
+      return f;
+    } else {
+      // r.x walks the last reduced dim: the RDom's own order is memory order, so no RVar
+      // is reordered (Halide refuses that for max and min, whose NaN rule it cannot prove
+      // associative).
+      std::vector<Halide::Range> extents;
+      for (auto d = dims.rbegin(); d != dims.rend(); ++d) extents.emplace_back(0, int(input.getDimSize(*d)));
+      Halide::RDom r(extents);
+      std::vector<Expr> reducedIndex(dims.size());
+      for (size_t j = 0; j < dims.size(); ++j) {
+        const size_t slot = dims.size() - 1 - j;
+        reducedIndex[slot] = r[int(j)];
+        loops.emplace_back(double(dims[slot]), r[int(j)]);
+      }
+      element = convert(at(x, inputIndex(reducedIndex)), acc);
+      domain = r;
+    }
+    for (int64_t d = 0, k = 0; d < rank; ++d) {
+      if (std::binary_search(dims.begin(), dims.end(), d)) {
+        if (keep) units.emplace_back(kilnVars()[size_t(k++)]);
+      } else {
+        loops.emplace_back(double(d), kilnVars()[size_t(k++)]);
+      }
+    }
+
+    Func a("reduce" + std::to_string(counter_++));
+    const double inf = std::numeric_limits<double>::infinity();
+    Expr neutral;
+    switch (kind) {
+      case mk::ReduceKind::sum:
+      case mk::ReduceKind::mean: neutral = constant(acc, 0); break;
+      case mk::ReduceKind::prod: neutral = constant(acc, 1); break;
+      case mk::ReduceKind::max: neutral = isFloat(acc) ? constant(acc, -inf) : acc.min(); break;
+      case mk::ReduceKind::min: neutral = isFloat(acc) ? constant(acc, inf) : acc.max(); break;
+    }
+    define(a, type.getRank(), neutral);
+    std::vector<Expr> lhs = reversed(out);
+    Expr current = a(lhs);
+    switch (kind) {
+      case mk::ReduceKind::sum:
+      case mk::ReduceKind::mean: a(lhs) = current + element; break;
+      case mk::ReduceKind::prod: a(lhs) = current * element; break;
+      case mk::ReduceKind::max:
+      case mk::ReduceKind::min: {
+        if (!isFloat(acc)) {
+          a(lhs) = kind == mk::ReduceKind::max ? Halide::max(current, element)
+                                               : Halide::min(current, element);
+          break;
+        }
+        // The first NaN stays: a NaN accumulator is kept, a NaN element taken.
+        Expr better = kind == mk::ReduceKind::max ? element > current : element < current;
+        a(lhs) = Halide::select(Halide::is_nan(current), current,
+                                Halide::select(Halide::is_nan(element) || better, element, current));
+        break;
+      }
+    }
+    std::stable_sort(loops.begin(), loops.end(), [](auto& p, auto& q) { return p.first > q.first; });
+    std::vector<Halide::VarOrRVar> order;
+    for (auto& [d, loop] : loops) order.push_back(loop);
+    order.insert(order.end(), units.begin(), units.end());
+    a.update().reorder(order);
+    // The update splits over the pool only where its outermost loop is a kept dim.
+    const bool outerKept = !std::binary_search(dims.begin(), dims.end(), int64_t(0));
+    std::vector<int64_t> keptShape(type.getShape().begin(), type.getShape().end());
+    reductions_.push_back({a, isRowReduction(dims, rank, keep), keptShape, outerKept});
+    Func f("reduced" + std::to_string(counter_++));
+    Expr total = at(a, out);
+    if (kind == mk::ReduceKind::mean) total = total / constant(acc, double(count));
+    define(f, type.getRank(), convert(total, result));
+    return f;
+  }
+
+  // Whether the reduced dims are the trailing dims [k, rank), k >= 1, with keep_dims: the
+  // result indexes like the rows of an input-shaped output (kiln-fuse's row reductions).
+  static bool isRowReduction(const std::vector<int64_t>& dims, int64_t rank, bool keep) {
+    if (!keep || dims.empty() || dims.front() < 1) return false;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] != dims.front() + int64_t(i)) return false;
+    return dims.back() == rank - 1;
+  }
+
+  void scheduleElementwise(Func& f, const std::vector<int64_t>& shape, int threads) {
+    const int64_t rank = int64_t(shape.size());
+    if (rank == 0) return;
+    int64_t numel = 1;
+    for (int64_t d : shape) numel *= d;
+    const int width = f.output_types()[0].bits() <= 32 ? 16 : 8;  // AVX-512 lanes of f32/f64
+    const Var inner = kilnVars()[size_t(rank - 1)];
+    const bool large = numel >= 32768 && threads > 1;
+    // GuardWithIf, not ShiftInwards: a state updated in place is a result that is also an
+    // operand, and recomputing a tail vector would read elements already written.
+    constexpr auto guard = Halide::TailStrategy::GuardWithIf;
+    if (large && rank == 1) {
+      Var chunk("chunk"), within("within");
+      f.split(inner, chunk, within, 8192, guard).parallel(chunk);
+      if (shape.back() >= width) f.vectorize(within, width, guard);
+      scheduled_ += "parallel-chunks ";
+      return;
+    }
+    if (shape.back() >= width) f.vectorize(inner, width, guard);
+    if (large && shape.front() >= threads) {
+      f.parallel(kilnVars()[0]);
+      scheduled_ += "parallel-rows ";
+    }
+  }
+
+  mlir::func::FuncOp kernel_;
+  std::vector<Halide::ImageParam> inputs_;
+  std::vector<Func> outputs_;
+  std::vector<std::vector<int64_t>> outputShapes_;  // per output Func
+  std::vector<std::pair<size_t, size_t>> resultSlots_;
+  std::vector<Reduction> reductions_;
+  llvm::DenseMap<mlir::Value, Func> values_;
+  int counter_ = 0;
+  std::string scheduled_;
+};
+
+// ---- a compiled kernel ---------------------------------------------------------------------
+
+// The shape of one buffer as halide_buffer_t sees it: dims innermost first, row-major
+// strides in elements.
+struct BufferShape {
+  halide_type_t type;
+  std::vector<halide_dimension_t> dims;
+};
+
+BufferShape bufferShape(mlir::RankedTensorType type) {
+  Halide::Type t = halideType(type.getElementType());
+  BufferShape shape{halide_type_t(t), {}};
+  int32_t stride = 1;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    shape.dims.push_back(halide_dimension_t(0, int32_t(type.getDimSize(d)), stride));
+    stride *= int32_t(type.getDimSize(d));
+  }
+  return shape;
+}
+
+class HalideKernel final : public ExternalKernel {
+ public:
+  // `results` in the pipeline's output order; `resultOf[j]` is the kernel result output
+  // buffer j holds. `loopNests`: how many separate loop nests compute the results.
+  HalideKernel(std::string name, Halide::Internal::JITModule module,
+               std::vector<BufferShape> operands, std::vector<BufferShape> results,
+               std::vector<size_t> resultOf, size_t loopNests, std::string schedule)
+      : name_(std::move(name)),
+        module_(std::move(module)),
+        entry_(module_.argv_function()),
+        operands_(std::move(operands)),
+        results_(std::move(results)),
+        resultOf_(std::move(resultOf)),
+        loopNests_(loopNests),
+        schedule_(std::move(schedule)) {}
+
+  size_t loopNests() const { return loopNests_; }
+
+  void run(void* const* operands, void* const* results) const override {
+    std::vector<halide_buffer_t> buffers(operands_.size() + results_.size());
+    std::vector<std::vector<halide_dimension_t>> dims(buffers.size());
+    std::vector<const void*> argv;
+    for (size_t k = 0; k < buffers.size(); ++k) {
+      const bool in = k < operands_.size();
+      const BufferShape& shape = in ? operands_[k] : results_[k - operands_.size()];
+      dims[k] = shape.dims;
+      halide_buffer_t& b = buffers[k];
+      b = halide_buffer_t{};
+      b.host = static_cast<uint8_t*>(in ? operands[k] : results[resultOf_[k - operands_.size()]]);
+      b.type = shape.type;
+      b.dimensions = int32_t(dims[k].size());
+      b.dim = dims[k].data();
+      argv.push_back(&b);
+    }
+    lastError.clear();
+    if (int status = entry_(argv.data()))
+      throw Error::make(SourceLoc::current(), "run compiled", "HALIDE kernel @", name_,
+                        " failed (", status, "): ", lastError);
+  }
+
+  std::string describe() const override { return "@" + name_ + ": " + schedule_; }
+
+ private:
+  std::string name_;
+  Halide::Internal::JITModule module_;
+  int (*entry_)(const void**);
+  std::vector<BufferShape> operands_;
+  std::vector<BufferShape> results_;
+  std::vector<size_t> resultOf_;
+  size_t loopNests_;
+  std::string schedule_;
+};
+
+// A kernel's text without its name: kernels of the same ops and types compile once.
+std::string keyOf(mlir::func::FuncOp kernel) {
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  out << kernel.getFunctionType() << "\n";
+  for (mlir::Operation& op : kernel.getBody().front())
+    op.print(out, mlir::OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs(0));
+  return text;
+}
+
+// The host as Halide 14 sees it, less AVX512_SapphireRapids: Halide infers it from
+// AVX512-BF16 and VNNI, which AMD Zen 4 has, and then emits AVX512-FP16 instructions Zen 4
+// lacks (float16 kernels died of SIGILL there). StrictFloat: IEEE semantics, as the eager
+// kernels have them; without it LLVM may assume no NaN or infinity (is_nan folds to false,
+// NaN == NaN to true).
+Halide::Target jitTarget() {
+  static const Halide::Target target =
+      Halide::get_jit_target_from_environment()
+          .without_feature(Halide::Target::AVX512_SapphireRapids)
+          .with_feature(Halide::Target::StrictFloat);
+  return target;
+}
+
+std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel) {
+  installHandlers();
+  Translator translator(kernel);
+  translator.translate();
+  translator.schedule();
+  std::vector<Halide::Argument> arguments;
+  for (Halide::ImageParam& param : translator.inputs()) arguments.push_back(param);
+  const std::string name = kernel.getSymName().str();
+  Halide::Pipeline pipeline(translator.outputs());
+  Halide::Target target = jitTarget();
+  Halide::Module module = pipeline.compile_to_module(arguments, "kiln_halide_" + name, target);
+  Halide::Internal::JITModule jit(module, module.get_function_by_name("kiln_halide_" + name), {});
+  std::vector<BufferShape> operands, results;
+  for (mlir::Type type : kernel.getArgumentTypes())
+    operands.push_back(bufferShape(llvm::cast<mlir::RankedTensorType>(type)));
+  // Output buffers go Func by Func, each Func's Tuple elements in order.
+  const auto& slots = translator.resultSlots();
+  std::vector<size_t> resultOf;
+  for (size_t g = 0; g < translator.outputs().size(); ++g)
+    for (size_t k = 0; k < slots.size(); ++k)
+      if (slots[k].first == g) resultOf.push_back(k);
+  for (size_t k : resultOf)
+    results.push_back(bufferShape(llvm::cast<mlir::RankedTensorType>(kernel.getResultTypes()[k])));
+  std::string schedule = translator.scheduled();
+  if (schedule.empty()) schedule = "serial";
+  return std::make_shared<HalideKernel>(name, std::move(jit), std::move(operands),
+                                        std::move(results), std::move(resultOf),
+                                        translator.outputs().size(), schedule);
+}
+
+class HalideKernels final : public KernelCodegen {
+ public:
+  std::string_view name() const override { return "HALIDE"; }
+
+  std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace,
+                                                std::string& why) const override {
+    const std::string key = keyOf(kernel);
+    std::shared_ptr<const HalideKernel> compiled;
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = cache_.find(key); it != cache_.end()) compiled = it->second;
+    }
+    try {
+      if (!compiled) {
+        compiled = compileKernel(kernel);
+        std::lock_guard lock(mutex_);
+        cache_.emplace(key, compiled);
+      }
+      if (inPlace && compiled->loopNests() > 1)
+        throw Declined{"results of different shapes (separate loop nests) with one written "
+                       "over an operand"};
+      return compiled;
+    } catch (const Declined& declined) {
+      why = declined.why;
+    } catch (const Halide::Error& error) {
+      why = std::string("Halide: ") + error.what();
+    }
+    return nullptr;
+  }
+
+ private:
+  // Compiled pipelines by kernel text, for the life of the process.
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::shared_ptr<const HalideKernel>> cache_;
+};
+
+}  // namespace
+
+const KernelCodegen& halideKernels() {
+  static const HalideKernels generator;
+  return generator;
+}
+
+}  // namespace kiln::runtime::halide

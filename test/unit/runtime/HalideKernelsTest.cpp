@@ -1,0 +1,134 @@
+// HALIDE's kernel generator on its own: fused kernels compiled by Halide and run on raw
+// buffers give the eager kernels' values (NaN rules included), and what it does not
+// translate it declines with a reason, so that MLIR compiles it instead.
+#include "runtime/halide/HalideKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "dialect/KilnDialect.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+namespace kiln::runtime::halide {
+namespace {
+
+class HalideKernelsTest : public ::testing::Test {
+ protected:
+  HalideKernelsTest() { context.loadDialect<mlir::kiln::KilnDialect, mlir::func::FuncDialect>(); }
+
+  mlir::func::FuncOp parse(const char* source) {
+    module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+    EXPECT_TRUE(module);
+    return *module->getOps<mlir::func::FuncOp>().begin();
+  }
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+TEST_F(HalideKernelsTest, ElementwiseKernelsFollowTheEagerNaNRules) {
+  auto kernel = parse(R"mlir(
+    func.func private @k(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
+        attributes {kiln.kernel = "fusion"} {
+      %m = kiln.max %a, %b : tensor<2x3xf32>
+      %e = kiln.compare eq, %a, %a : tensor<2x3xf32>
+      return %m, %e : tensor<2x3xf32>, tensor<2x3xi1>
+    })mlir");
+  std::string why;
+  auto compiled = halideKernels().compile(kernel, /*inPlace=*/false, why);
+  ASSERT_TRUE(compiled) << why;
+  std::vector<float> a = {1, kNaN, 3, -0.0f, 5, 2}, b = {2, 1, kNaN, 0.0f, 4, 2}, max(6);
+  std::vector<uint8_t> eq(6, 7);
+  void* operands[] = {a.data(), b.data()};
+  void* results[] = {max.data(), eq.data()};
+  compiled->run(operands, results);
+  EXPECT_EQ(max[0], 2.0f);
+  EXPECT_TRUE(std::isnan(max[1]));  // a NaN operand is the result
+  EXPECT_TRUE(std::isnan(max[2]));
+  EXPECT_EQ(max[4], 5.0f);
+  EXPECT_EQ(eq, (std::vector<uint8_t>{1, 0, 1, 1, 1, 1}));  // NaN == NaN is false
+}
+
+// A float32 row sum adds float32 pairs (element 32k + l with 32k + 16 + l) before the
+// double accumulator, as the eager kernels: 1e8 + 1 + (-1e8) pairs to 0 + 0 in float32.
+TEST_F(HalideKernelsTest, Float32SumsPairAsTheEagerKernels) {
+  auto kernel = parse(R"mlir(
+    func.func private @k(%a: tensor<40xf32>) -> tensor<f32> attributes {kiln.kernel = "fusion"} {
+      %s = kiln.reduce sum %a, dims = [0] : tensor<40xf32>
+      return %s : tensor<f32>
+    })mlir");
+  std::string why;
+  auto compiled = halideKernels().compile(kernel, false, why);
+  ASSERT_TRUE(compiled) << why;
+  std::vector<float> a(40, 0.0f);
+  a[0] = 1e8f;   // pairs with a[16]
+  a[16] = 1.0f;  // 1e8 + 1 rounds to 1e8 in float32
+  a[1] = -1e8f;  // pairs with a[17] = 0
+  a[36] = 0.5f;  // partner 52 is past the end: added alone
+  float sum = -1;
+  void* operands[] = {a.data()};
+  void* results[] = {&sum};
+  compiled->run(operands, results);
+  EXPECT_EQ(sum, 0.5f);  // in index order, in double, it would be 1.5
+}
+
+TEST_F(HalideKernelsTest, WhatItDoesNotTranslateItDeclinesWithAReason) {
+  auto gelu64 = parse(R"mlir(
+    func.func private @k(%a: tensor<4xf64>) -> tensor<4xf64> attributes {kiln.kernel = "fusion"} {
+      %g = kiln.gelu %a : tensor<4xf64>
+      return %g : tensor<4xf64>
+    })mlir");
+  std::string why;
+  EXPECT_FALSE(halideKernels().compile(gelu64, false, why));
+  EXPECT_EQ(why, "kiln.gelu on other than f32 math");
+
+  // Results of two shapes are two loop nests: with one written over an operand, the second
+  // nest would read what the first wrote.
+  auto twoShapes = parse(R"mlir(
+    func.func private @k(%a: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4xf32>)
+        attributes {kiln.kernel = "fusion"} {
+      %n = kiln.neg %a : tensor<4x3xf32>
+      %s = kiln.reduce sum %a, dims = [1] : tensor<4x3xf32>
+      return %n, %s : tensor<4x3xf32>, tensor<4xf32>
+    })mlir");
+  EXPECT_TRUE(halideKernels().compile(twoShapes, /*inPlace=*/false, why));
+  EXPECT_FALSE(halideKernels().compile(twoShapes, /*inPlace=*/true, why));
+  EXPECT_EQ(why, "results of different shapes (separate loop nests) with one written over an "
+                 "operand");
+}
+
+// Results of one shape are computed in one loop nest, so a result written over its operand
+// (a state updated in place) does not change what the other results read.
+TEST_F(HalideKernelsTest, ResultsOfOneShapeReadOperandsBeforeAnyIsWritten) {
+  auto kernel = parse(R"mlir(
+    func.func private @k(%s: tensor<37xf32>, %x: tensor<37xf32>) -> (tensor<37xf32>, tensor<37xf32>)
+        attributes {kiln.kernel = "fusion"} {
+      %u = kiln.add %s, %x : tensor<37xf32>
+      %c = kiln.constant dense<2.0> : tensor<37xf32>
+      %o = kiln.mul %u, %c : tensor<37xf32>
+      return %o, %u : tensor<37xf32>, tensor<37xf32>
+    })mlir");
+  std::string why;
+  auto compiled = halideKernels().compile(kernel, /*inPlace=*/true, why);
+  ASSERT_TRUE(compiled) << why;
+  std::vector<float> s(37), x(37, 1.0f), out(37);
+  for (int i = 0; i < 37; ++i) s[size_t(i)] = float(i);
+  void* operands[] = {s.data(), x.data()};
+  void* results[] = {out.data(), s.data()};  // result 1 written over operand 0
+  compiled->run(operands, results);
+  for (int i = 0; i < 37; ++i) {
+    EXPECT_EQ(s[size_t(i)], float(i) + 1) << i;
+    EXPECT_EQ(out[size_t(i)], 2 * (float(i) + 1)) << i;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::runtime::halide
