@@ -19,6 +19,43 @@ def Kiln_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
+
+  // The host ABI: discardable attributes the tracer, the passes and the runtime
+  // put on functions, their arguments and results, and the ops of a planned
+  // host schedule. The dialect verifies each (KilnHostAbi.cpp); any other
+  // `kiln.` discardable attribute is an error.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// On an argument: it is the traced function's input #n (i64 n).
+    static StringRef getInputAttrName() { return "kiln.input"; }
+    /// On an argument: it is the state (parameter, buffer) of this name (string).
+    static StringRef getStateAttrName() { return "kiln.state"; }
+    /// On a result: it is the traced function's output #n (i64 n).
+    static StringRef getOutputAttrName() { return "kiln.output"; }
+    /// On a result: the new value of the state argument of this name (string).
+    static StringRef getStateUpdateAttrName() { return "kiln.state_update"; }
+    /// On a result: the gradient left in .grad of this name, "<state>.grad" (string).
+    static StringRef getGradUpdateAttrName() { return "kiln.grad_update"; }
+    /// On a result: created tensor #n that outlives the call, a warm-up's (i64 n).
+    static StringRef getCreatedAttrName() { return "kiln.created"; }
+    /// On an argument or result: its name in a dumped graph (string).
+    static StringRef getNameAttrName() { return "kiln.name"; }
+    /// On a kernel function: who compiles it, "fusion" (the backend's codegen), "library"
+    /// (a vendor library) or "external" (a KernelCodegen such as HALIDE's, run as a host
+    /// op) (string).
+    static StringRef getKernelAttrName() { return "kiln.kernel"; }
+    /// On a kiln.fusion and its kernel: leading dims kiln-tile-rows tiles (i64 >= 1).
+    static StringRef getRowDimsAttrName() { return "kiln.row_dims"; }
+    /// On a planned host function (and its LLVM lowering): arena size (i64 bytes).
+    static StringRef getArenaBytesAttrName() { return "kiln.arena_bytes"; }
+    /// On a planned host function: bytes its buffers take without reuse (i64).
+    static StringRef getNaiveBytesAttrName() { return "kiln.naive_bytes"; }
+    /// On an op of a planned host function: per result, its arena offset, -1
+    /// (the caller's buffer) or -2 (its state argument, in place) (array<i64>).
+    static StringRef getOffsetsAttrName() { return "kiln.offsets"; }
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,4 +1,5 @@
-// The kiln dialect and its enum attributes (direction, kinds, distribution).
+// The kiln dialect, its enum attributes (direction, kinds, distribution) and the
+// names of the host ABI's attributes (KilnDialect::get...AttrName()).
 
 #ifndef KILN_DIALECT_KILNDIALECT_H
 #define KILN_DIALECT_KILNDIALECT_H

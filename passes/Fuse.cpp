@@ -346,7 +346,8 @@ FusionOp buildFusion(const Group &group, SmallVectorImpl<Value> &outputs) {
         YieldOp::create(body, loc, yielded);
       });
   if (group.rowDims)
-    fusion->setAttr(kRowDimsAttr, builder.getI64IntegerAttr(*group.rowDims));
+    fusion->setAttr(KilnDialect::getRowDimsAttrName(),
+                    builder.getI64IntegerAttr(*group.rowDims));
   return fusion;
 }
 

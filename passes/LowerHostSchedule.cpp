@@ -19,7 +19,9 @@ static StringRef kernelKindOf(Operation *op) {
     return "";
   auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
       op, call.getCalleeAttr());
-  auto kind = callee ? callee->getAttrOfType<StringAttr>("kiln.kernel") : StringAttr();
+  if (!callee)
+    return "";
+  auto kind = callee->getAttrOfType<StringAttr>(KilnDialect::getKernelAttrName());
   return kind ? kind.getValue() : "";
 }
 
@@ -64,15 +66,17 @@ SmallVector<HostResult> hostResults(func::FuncOp host) {
     Value value = bufferOwner(returned);
     auto result = dyn_cast<OpResult>(value);
     auto offsets = result ? result.getOwner()->getAttrOfType<DenseI64ArrayAttr>(
-                                "kiln.offsets")
+                                KilnDialect::getOffsetsAttrName())
                           : DenseI64ArrayAttr();
     int64_t offset = offsets && offsets.size() == int64_t(result.getOwner()->getNumResults())
                          ? offsets[result.getResultNumber()]
                          : 0;
-    auto update = host.getResultAttrOfType<StringAttr>(k, "kiln.state_update");
+    auto update = host.getResultAttrOfType<StringAttr>(
+        k, KilnDialect::getStateUpdateAttrName());
     if (offset == -2 && update && !placed.contains(value)) {
       for (BlockArgument arg : host.getArguments())
-        if (host.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.state") == update)
+        if (host.getArgAttrOfType<StringAttr>(
+                arg.getArgNumber(), KilnDialect::getStateAttrName()) == update)
           placement = {ResultPlacement::InPlace, int64_t(arg.getArgNumber())};
     } else if (offset == -1 && !placed.contains(value)) {
       placement = {ResultPlacement::Written, -1};
@@ -152,7 +156,8 @@ private:
 
   // Where the planned result `value` of `op` goes.
   FailureOr<Value> placeResult(Operation *op, OpResult value) {
-    auto offsets = op->getAttrOfType<DenseI64ArrayAttr>("kiln.offsets");
+    auto offsets =
+        op->getAttrOfType<DenseI64ArrayAttr>(KilnDialect::getOffsetsAttrName());
     if (!offsets || offsets.size() != int64_t(op->getNumResults()))
       return op->emitOpError("has no memory plan (run kiln-plan-memory first)");
     int64_t offset = offsets[value.getResultNumber()];
@@ -241,8 +246,9 @@ struct KilnLowerHostPass : impl::KilnLowerHostPassBase<KilnLowerHostPass> {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> hosts, fusionKernels, libraryKernels;
     for (auto func : module.getOps<func::FuncOp>()) {
-      auto kind = func->getAttrOfType<StringAttr>("kiln.kernel");
-      if (!kind && func->hasAttr("kiln.arena_bytes")) {
+      auto kind =
+          func->getAttrOfType<StringAttr>(KilnDialect::getKernelAttrName());
+      if (!kind && func->hasAttr(KilnDialect::getArenaBytesAttrName())) {
         hosts.push_back(func);
       } else if (!kind && !func.isExternal()) {
         func.emitOpError("is neither a kernel nor a planned host schedule; "
@@ -265,7 +271,8 @@ struct KilnLowerHostPass : impl::KilnLowerHostPassBase<KilnLowerHostPass> {
       auto lowered = LLVM::LLVMFuncOp::create(
           builder, host.getLoc(), ("kiln_" + host.getSymName()).str(),
           LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, ptr, ptr, ptr}));
-      lowered->setAttr("kiln.arena_bytes", host->getAttr("kiln.arena_bytes"));
+      lowered->setAttr(KilnDialect::getArenaBytesAttrName(),
+                       host->getAttr(KilnDialect::getArenaBytesAttrName()));
       if (failed(HostLowering(host, lowered, module).run()))
         return signalPassFailure();
     }

@@ -54,15 +54,16 @@ func::FuncOp createKernel(OpBuilder &builder, Operation *op, StringRef name,
   auto kernel = func::FuncOp::create(builder, op->getLoc(), name,
                                      builder.getFunctionType(inputs, results));
   kernel.setPrivate();
-  kernel->setAttr("kiln.kernel", builder.getStringAttr(kernelKindOf(op)));
+  kernel->setAttr(KilnDialect::getKernelAttrName(),
+                  builder.getStringAttr(kernelKindOf(op)));
   return kernel;
 }
 
 // The fusion's body becomes the kernel's body; its yield becomes a return.
 // A row fusion's kiln.row_dims goes with it.
 void moveFusionBody(FusionOp fusion, func::FuncOp kernel) {
-  if (Attribute rows = fusion->getAttr(kRowDimsAttr))
-    kernel->setAttr(kRowDimsAttr, rows);
+  if (Attribute rows = fusion->getAttr(KilnDialect::getRowDimsAttrName()))
+    kernel->setAttr(KilnDialect::getRowDimsAttrName(), rows);
   kernel.getBody().takeBody(fusion.getBody());
   Operation *yield = kernel.getBody().front().getTerminator();
   OpBuilder builder(yield);
@@ -91,7 +92,8 @@ struct KilnOutlineKernelsPass
     // Kernels are added while walking, so collect the hosts first.
     SmallVector<func::FuncOp> hosts;
     for (auto func : module.getOps<func::FuncOp>())
-      if (!func.isExternal() && !func->hasAttr("kiln.kernel"))
+      if (!func.isExternal() &&
+          !func->hasAttr(KilnDialect::getKernelAttrName()))
         hosts.push_back(func);
     for (func::FuncOp host : hosts)
       outlineFunction(host, symbols);
@@ -105,7 +107,8 @@ struct KilnOutlineKernelsPass
     llvm::StringMap<func::FuncOp> firstWithBody;
     SmallVector<func::FuncOp> kernels;
     for (auto func : module.getOps<func::FuncOp>())
-      if (auto kind = func->getAttrOfType<StringAttr>("kiln.kernel");
+      if (auto kind =
+              func->getAttrOfType<StringAttr>(KilnDialect::getKernelAttrName());
           kind && kind.getValue() == "fusion" && !func.isExternal())
         kernels.push_back(func);
     DenseMap<StringAttr, FlatSymbolRefAttr> survivorOf;

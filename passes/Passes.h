@@ -17,11 +17,6 @@ namespace mlir::kiln {
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
-// On a kiln.fusion (set by kiln-fuse) and on the kernel outlined from it: the
-// group holds row reductions, and tiling the leading `kiln.row_dims` dims of
-// its one result computes them a tile of rows at a time (kiln-tile-rows).
-inline constexpr llvm::StringLiteral kRowDimsAttr = "kiln.row_dims";
-
 // Adds kiln-simplify's rewrites that are not canonicalizations: layout ops
 // sunk below elementwise unary ops, additions and subtractions of negations.
 void populateSimplifyAlgebraPatterns(RewritePatternSet &patterns);

@@ -138,7 +138,7 @@ public:
     summary.inPlace = inPlaceCount;
     for (Operation &op : body)
       if (offsets.count(&op))
-        op.setAttr("kiln.offsets",
+        op.setAttr(KilnDialect::getOffsetsAttrName(),
                    DenseI64ArrayAttr::get(op.getContext(), offsets[&op]));
     return summary;
   }
@@ -149,12 +149,13 @@ private:
   void classifyResults() {
     DenseMap<StringAttr, BlockArgument> states;
     for (BlockArgument arg : func.getArguments())
-      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                        "kiln.state"))
+      if (auto name = func.getArgAttrOfType<StringAttr>(
+              arg.getArgNumber(), KilnDialect::getStateAttrName()))
         states[name] = arg;
     for (auto [i, result] :
          llvm::enumerate(body.getTerminator()->getOperands())) {
-      auto name = func.getResultAttrOfType<StringAttr>(i, "kiln.state_update");
+      auto name = func.getResultAttrOfType<StringAttr>(
+          i, KilnDialect::getStateUpdateAttrName());
       if (name && states.count(name))
         updates[rootOf(result)].push_back(states[name]);
       else
@@ -265,7 +266,8 @@ struct KilnPlanMemoryPass : impl::KilnPlanMemoryPassBase<KilnPlanMemoryPass> {
       return signalPassFailure();
     }
     for (auto func : getOperation().getOps<func::FuncOp>())
-      if (!func.isExternal() && !func->hasAttr("kiln.kernel"))
+      if (!func.isExternal() &&
+          !func->hasAttr(KilnDialect::getKernelAttrName()))
         planFunction(func);
   }
 
@@ -284,9 +286,9 @@ struct KilnPlanMemoryPass : impl::KilnPlanMemoryPassBase<KilnPlanMemoryPass> {
     }
     FunctionPlanner::Summary summary = FunctionPlanner(func, alignment).plan();
     Builder builder(func.getContext());
-    func->setAttr("kiln.arena_bytes",
+    func->setAttr(KilnDialect::getArenaBytesAttrName(),
                   builder.getI64IntegerAttr(summary.arenaBytes));
-    func->setAttr("kiln.naive_bytes",
+    func->setAttr(KilnDialect::getNaiveBytesAttrName(),
                   builder.getI64IntegerAttr(summary.naiveBytes));
     if (report)
       func.emitRemark() << "arena: " << summary.arenaBytes << " bytes for "

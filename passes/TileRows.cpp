@@ -1,5 +1,6 @@
 // kiln-tile-rows: a row fusion kernel computed one tile of rows at a time, its
 // reductions fused into the tile loop (see Passes.td).
+#include "dialect/KilnDialect.h"
 #include "passes/Passes.h"
 
 #include <cassert>
@@ -442,7 +443,8 @@ struct KilnTileRowsPass : impl::KilnTileRowsPassBase<KilnTileRowsPass> {
 
   void runOnOperation() override {
     func::FuncOp kernel = getOperation();
-    auto rows = kernel->getAttrOfType<IntegerAttr>(kRowDimsAttr);
+    auto rows =
+        kernel->getAttrOfType<IntegerAttr>(KilnDialect::getRowDimsAttrName());
     if (!rows || kernel.isExternal())
       return;
     linalg::GenericOp root = rowRoot(kernel, rows.getInt());

@@ -37,6 +37,8 @@
 
 namespace kiln::runtime {
 
+using mlir::kiln::KilnDialect;
+
 // One op of the host schedule that compiled code hands back to the runtime.
 struct HostOp {
   std::string what;  // "'kiln.matmul' at model.cc:12:3", for errors
@@ -393,7 +395,8 @@ std::shared_ptr<const Executable> Executable::compile(
   const std::string plannedBytecode = cache->enabled() ? bytecodeOf(*module) : "";
   executable->readPlan(*module, op, loc);
   int64_t kernelCount = 0;
-  for (auto func : module->getOps<mlir::func::FuncOp>()) kernelCount += func->hasAttr("kiln.kernel");
+  for (auto func : module->getOps<mlir::func::FuncOp>())
+    kernelCount += func->hasAttr(KilnDialect::getKernelAttrName());
 
   mlir::PassManager lowering(context);
   mlir::kiln::buildCpuLoweringPipeline(lowering);
@@ -430,7 +433,7 @@ bool writesInPlace(mlir::ModuleOp planned, mlir::func::FuncOp kernel) {
   bool inPlace = false;
   planned.walk([&](mlir::func::CallOp call) {
     if (call.getCallee() != kernel.getSymName()) return;
-    if (auto offsets = call->getAttrOfType<mlir::DenseI64ArrayAttr>("kiln.offsets"))
+    if (auto offsets = call->getAttrOfType<mlir::DenseI64ArrayAttr>(KilnDialect::getOffsetsAttrName()))
       for (int64_t offset : offsets.asArrayRef()) inPlace = inPlace || offset == -2;
   });
   return inPlace;
@@ -442,12 +445,12 @@ std::string Executable::takeKernels(mlir::ModuleOp planned, const KernelCodegen&
   std::string declined;
   mlir::Builder builder(planned.getContext());
   for (auto func : planned.getOps<mlir::func::FuncOp>()) {
-    auto kind = func->getAttrOfType<mlir::StringAttr>("kiln.kernel");
+    auto kind = func->getAttrOfType<mlir::StringAttr>(KilnDialect::getKernelAttrName());
     if (!kind || kind.getValue() != "fusion") continue;
     std::string why;
     if (std::shared_ptr<const ExternalKernel> kernel = kernels.compile(func, writesInPlace(planned, func), why)) {
       externalKernels_[func.getSymName().str()] = std::move(kernel);
-      func->setAttr("kiln.kernel", builder.getStringAttr("external"));
+      func->setAttr(KilnDialect::getKernelAttrName(), builder.getStringAttr("external"));
     } else {
       declined += "kiln:   " + std::string(kernels.name()) + " declined @" +
                   func.getSymName().str() + " (MLIR compiles it): " + why + "\n";
@@ -459,7 +462,7 @@ std::string Executable::takeKernels(mlir::ModuleOp planned, const KernelCodegen&
 void Executable::retakeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels,
                                std::string_view op, const SourceLoc& loc) {
   for (auto func : planned.getOps<mlir::func::FuncOp>()) {
-    auto kind = func->getAttrOfType<mlir::StringAttr>("kiln.kernel");
+    auto kind = func->getAttrOfType<mlir::StringAttr>(KilnDialect::getKernelAttrName());
     if (!kind || kind.getValue() != "external") continue;
     std::string why;
     std::shared_ptr<const ExternalKernel> kernel =
@@ -474,8 +477,9 @@ void Executable::retakeKernels(mlir::ModuleOp planned, const KernelCodegen& kern
 
 void Executable::readPlan(mlir::ModuleOp planned, std::string_view op, const SourceLoc& loc) {
   auto host = planned.lookupSymbol<mlir::func::FuncOp>(name_);
-  auto arenaBytes = host ? host->getAttrOfType<mlir::IntegerAttr>("kiln.arena_bytes")
-                         : mlir::IntegerAttr();
+  auto arenaBytes =
+      host ? host->getAttrOfType<mlir::IntegerAttr>(KilnDialect::getArenaBytesAttrName())
+           : mlir::IntegerAttr();
   if (!arenaBytes)
     throw CompileError::make(loc, op, "kiln-plan-memory did not plan @", name_,
                              " (a host schedule must be one block of outlined ops)");

@@ -25,6 +25,8 @@
 
 namespace kiln::jit {
 
+using mlir::kiln::KilnDialect;
+
 namespace {
 
 // Constants with more elements than this are written as blobs; smaller ones (and splats,
@@ -84,7 +86,7 @@ mlir::func::FuncOp onlyFunction(mlir::ModuleOp module, const SourceLoc& loc) {
     throw CompileError::make(loc, "dump", "a recording holds one function (a Kiln bug)");
   mlir::func::FuncOp func = *funcs.begin();
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    if (!func.getResultAttr(i, "kiln.output")) {
+    if (!func.getResultAttr(i, KilnDialect::getOutputAttrName())) {
       mlir::DictionaryAttr attrs = func.getResultAttrDict(i);
       std::string what = attrs && !attrs.empty() ? attrs.begin()->getName().str() : "no kind";
       throw TraceError::make(loc, "dump", "'", func.getName().str(),
@@ -126,9 +128,9 @@ void nameInputsAndOutputs(mlir::func::FuncOp func, const DumpOptions& options,
   std::vector<std::string> outputs =
       namesFor(options.output_names, func.getNumResults(), "output", "y", loc);
   for (unsigned i = 0; i < inputs.size(); ++i)
-    func.setArgAttr(i, "kiln.name", b.getStringAttr(inputs[i]));
+    func.setArgAttr(i, KilnDialect::getNameAttrName(), b.getStringAttr(inputs[i]));
   for (unsigned i = 0; i < outputs.size(); ++i)
-    func.setResultAttr(i, "kiln.name", b.getStringAttr(outputs[i]));
+    func.setResultAttr(i, KilnDialect::getNameAttrName(), b.getStringAttr(outputs[i]));
 }
 
 // Large dense constants become dense_resource blobs, which the text form prints once, in

@@ -25,6 +25,8 @@
 
 namespace kiln::jit {
 
+using mlir::kiln::KilnDialect;
+
 struct LoadedGraph::Impl {
   std::string path;
   SourceLoc loc;  // where the user loaded it: errors of later calls point there
@@ -153,14 +155,14 @@ mlir::func::FuncOp onlyFunction(mlir::ModuleOp module, const LoadCheck& check) {
 std::string nameOf(mlir::DictionaryAttr attrs, llvm::StringRef kind, unsigned index,
                    const char* what, const char* prefix, const LoadCheck& check) {
   if (attrs)
-    if (auto state = attrs.getAs<mlir::StringAttr>("kiln.state"))
+    if (auto state = attrs.getAs<mlir::StringAttr>(KilnDialect::getStateAttrName()))
       check.fail(what, " ", index, " is state '", state.getValue().str(),
                  "' bound by reference; dump the trace with capture_as_const");
   auto number = attrs ? attrs.getAs<mlir::IntegerAttr>(kind) : mlir::IntegerAttr();
   if (!number || number.getInt() != int64_t(index))
     check.fail(what, " ", index, " is not marked ", kind.str(), " = ", index,
                " (not a graph written by jit::dump)");
-  auto name = attrs.getAs<mlir::StringAttr>("kiln.name");
+  auto name = attrs.getAs<mlir::StringAttr>(KilnDialect::getNameAttrName());
   if (!name) return prefix + std::to_string(index);
   // Checked again here: kiln-run writes DIR/<name>.npy, and a file is not always dump()'s.
   if (!isUsableName(name.getValue()))
@@ -177,7 +179,8 @@ void checkUnique(const std::vector<std::string>& names, const char* what, const 
 void readSignature(LoadedGraph::Impl& g, const LoadCheck& check) {
   mlir::func::FuncOp func = g.func;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    g.inputNames.push_back(nameOf(func.getArgAttrDict(i), "kiln.input", i, "argument", "x", check));
+    g.inputNames.push_back(
+        nameOf(func.getArgAttrDict(i), KilnDialect::getInputAttrName(), i, "argument", "x", check));
     try {
       g.inputs.push_back(bridge::metaFor(func.getArgumentTypes()[i], g.loc));
     } catch (const Error& e) {
@@ -185,8 +188,8 @@ void readSignature(LoadedGraph::Impl& g, const LoadCheck& check) {
     }
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    g.outputNames.push_back(
-        nameOf(func.getResultAttrDict(i), "kiln.output", i, "result", "y", check));
+    g.outputNames.push_back(nameOf(func.getResultAttrDict(i), KilnDialect::getOutputAttrName(), i,
+                                   "result", "y", check));
   checkUnique(g.inputNames, "input", check);
   checkUnique(g.outputNames, "output", check);
 }

@@ -13,6 +13,8 @@
 
 namespace kiln::jit {
 
+using mlir::kiln::KilnDialect;
+
 namespace {
 
 TensorMeta metaOf(const Tensor& t) { return {t.sizes(), t.dtype(), t.device()}; }
@@ -50,8 +52,8 @@ mlir::Location Recorder::locationOf(const SourceLoc& loc) {
 void Recorder::addInput(const Tensor& input) {
   mlir::Value arg = body_->addArgument(bridge::tensorTypeFor(&context_, metaOf(input)),
                                        mlir::UnknownLoc::get(&context_));
-  argAttrs_.push_back(builder_.getDictionaryAttr(
-      builder_.getNamedAttr("kiln.input", builder_.getI64IntegerAttr(int64_t(numInputs_)))));
+  argAttrs_.push_back(builder_.getDictionaryAttr(builder_.getNamedAttr(
+      KilnDialect::getInputAttrName(), builder_.getI64IntegerAttr(int64_t(numInputs_)))));
   inputs_.push_back(input);
   ++numInputs_;
   bind(input, arg);
@@ -100,7 +102,7 @@ mlir::Value Recorder::stateArgument(const Tensor& tensor, const SourceLoc& loc) 
   } else {
     value = body_->addArgument(bridge::tensorTypeFor(&context_, metaOf(tensor)), locationOf(loc));
     argAttrs_.push_back(builder_.getDictionaryAttr(
-        builder_.getNamedAttr("kiln.state", builder_.getStringAttr(name))));
+        builder_.getNamedAttr(KilnDialect::getStateAttrName(), builder_.getStringAttr(name))));
   }
   state_.push_back(tensor);
   gradAtStart_.push_back(tensor.impl()->grad);
@@ -257,7 +259,8 @@ Recording Recorder::finish(std::vector<Tensor> outputs, const SourceLoc& loc) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!outputs[i].defined())
       throw TraceError::make(loc, "trace", "output ", i, " of the traced function is undefined");
-    addResult(valueOf(outputs[i], loc), "kiln.output", builder_.getI64IntegerAttr(int64_t(i)));
+    addResult(valueOf(outputs[i], loc), KilnDialect::getOutputAttrName(),
+              builder_.getI64IntegerAttr(int64_t(i)));
   }
   Recording recording;
   recording.numOutputs = outputs.size();
@@ -270,7 +273,8 @@ Recording Recorder::finish(std::vector<Tensor> outputs, const SourceLoc& loc) {
   for (size_t k = 0; k < state_.size(); ++k) {
     mlir::Value current = valueOf(state_[k], loc);
     if (current == stateValues_[k]) continue;
-    addResult(current, "kiln.state_update", builder_.getStringAttr(stateNames_[k]));
+    addResult(current, KilnDialect::getStateUpdateAttrName(),
+              builder_.getStringAttr(stateNames_[k]));
     recording.updatedState.push_back(k);
   }
   // Gradients backward() left in the .grad of state (parameters).
@@ -283,7 +287,7 @@ Recording Recorder::finish(std::vector<Tensor> outputs, const SourceLoc& loc) {
     }
     if (grad == gradAtStart_[k] || !created_.count(grad.get())) continue;
     slots.insert(grad.get());
-    addResult(valueOf(Tensor(grad), loc), "kiln.grad_update",
+    addResult(valueOf(Tensor(grad), loc), KilnDialect::getGradUpdateAttrName(),
               builder_.getStringAttr(stateNames_[k] + ".grad"));
     recording.gradOf.push_back(k);
   }
@@ -294,7 +298,7 @@ Recording Recorder::finish(std::vector<Tensor> outputs, const SourceLoc& loc) {
       outliving.emplace_back(entry.first, std::move(alive));
   std::sort(outliving.begin(), outliving.end());
   for (auto& [order, impl] : outliving) {
-    addResult(valueOf(Tensor(impl), loc), "kiln.created",
+    addResult(valueOf(Tensor(impl), loc), KilnDialect::getCreatedAttrName(),
               builder_.getI64IntegerAttr(int64_t(recording.created.size())));
     recording.created.push_back(Tensor(std::move(impl)));
   }
