@@ -564,7 +564,17 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
   ArrayRef<int64_t> dims = adaptor.getDims();
   if (failed(x) || failed(checkDimList(r, "dims", dims, *x)))
     return failure();
-  if (adaptor.getKind() == ReduceKind::mean &&
+  // The eager kernels (which the interpreter runs) take the dims in order and refuse
+  // empty max and min reductions, as the op table's shape rule does.
+  if (!llvm::is_sorted(dims))
+    return r.fail("'dims' ", formatShape(dims), " is not in increasing order");
+  ReduceKind kind = adaptor.getKind();
+  if (kind == ReduceKind::max || kind == ReduceKind::min)
+    for (int64_t d : dims)
+      if (x->shape()[d] == 0)
+        return r.fail("kind '", stringifyReduceKind(kind), "' cannot reduce dimension ", d,
+                      " of size 0 of ", x->describe(), " (max and min have no identity)");
+  if (kind == ReduceKind::mean &&
       !isa<FloatType>(x->elementType()))
     return r.fail("kind 'mean' needs a float element type, but operand 'x' ",
                   "has element type ", x->elementType());

@@ -304,9 +304,11 @@ def Kiln_ConcatOp : Kiln_PureOp<"concat"> {
 def Kiln_ReduceOp : Kiln_PureOp<"reduce"> {
   let summary = "reduce over dimensions";
   let description = [{
-    Reduces `x` over `dims` with `sum max min prod mean` (`mean` divides by
-    the product of the reduced extents and needs floats). The reduced
-    dimensions are dropped, or kept with size 1 under `keep_dims`.
+    Reduces `x` over `dims` (in increasing order) with `sum max min prod
+    mean` (`mean` divides by the product of the reduced extents and needs
+    floats; `max` and `min`, which have no identity, need reduced extents
+    other than 0). The reduced dimensions are dropped, or kept with size 1
+    under `keep_dims`.
 
     ```mlir
     %rd = kiln.reduce sum %x, dims = [1] : tensor<4x3xf32>             // -> tensor<4xf32>

@@ -27,8 +27,13 @@ using Grads = std::vector<Tensor>;
 struct Window {
   int64_t kh, kw, sh, sw, dh, dw;
   int64_t pt, pb, pl, pr;  // padding top, bottom, left, right
-  int64_t outH(int64_t h) const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
-  int64_t outW(int64_t w) const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
+  int64_t outH(int64_t h) const { return extent(h + pt + pb, dh * (kh - 1) + 1, sh); }
+  int64_t outW(int64_t w) const { return extent(w + pl + pr, dw * (kw - 1) + 1, sw); }
+  // floor((padded - span) / stride) + 1, and 0 when the window spans more than the padded
+  // input: C++ division truncates, so (2 - 3) / 2 + 1 would give 1 (the dialect says 0).
+  static int64_t extent(int64_t padded, int64_t span, int64_t stride) {
+    return padded < span ? 0 : (padded - span) / stride + 1;
+  }
 };
 
 Window windowOf(const Attrs& attrs, int64_t kh, int64_t kw) {

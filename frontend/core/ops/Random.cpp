@@ -20,7 +20,16 @@ std::vector<TensorMeta> rngShape(const OpDef& op, std::span<const TensorMeta> in
                           in[0].dtype, " of shape ", in[0].shape);
   const Shape& shape = attrs.get<Shape>("shape");
   checkedNumel(shape, op.name, loc);
-  return {TensorMeta{shape, attrs.get<DType>("dtype"), in[0].device}, in[0]};
+  const std::string& dist = attrs.get<std::string>("distribution");
+  const DType dtype = attrs.get<DType>("dtype");
+  const double a = attrs.get<double>("a"), b = attrs.get<double>("b");
+  if (dist != "bernoulli" && !isFloatingPoint(dtype))
+    throw TypeError::make(loc, op.name, "distribution '", dist, "' needs a floating-point dtype, got ", dtype);
+  const bool valid = dist == "uniform" ? a <= b : dist == "normal" ? b >= 0 : a >= 0 && a <= 1;
+  if (!valid)
+    throw Error::make(loc, op.name, "parameters a = ", a, ", b = ", b, " are out of range for distribution '",
+                      dist, "' (uniform: a <= b, normal: b >= 0, bernoulli: 0 <= a <= 1)");
+  return {TensorMeta{shape, dtype, in[0].device}, in[0]};
 }
 
 // Draws `n` uniforms (distribution "uniform"/"bernoulli") or normals in f32 or f64, per

@@ -34,7 +34,7 @@ std::vector<TensorMeta> reduceShape(const OpDef& op, std::span<const TensorMeta>
   const std::string& kind = attrs.get<std::string>("kind");
   const int64_t rank = int64_t(in[0].shape.size());
   for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] < 0 || dims[i] >= std::max<int64_t>(rank, 1) || (i > 0 && dims[i] <= dims[i - 1]))
+    if (dims[i] < 0 || dims[i] >= rank || (i > 0 && dims[i] <= dims[i - 1]))
       throw ShapeError::make(loc, kind, "dims ", dims,
                              " must be increasing and within the dims of a tensor of shape ",
                              in[0].shape);

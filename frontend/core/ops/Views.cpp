@@ -29,7 +29,7 @@ Tensor contiguousCopy(const Tensor& x, const SourceLoc& loc) {
 std::vector<TensorMeta> reshapeShape(const OpDef& op, std::span<const TensorMeta> in,
                                      const Attrs& attrs, const SourceLoc& loc) {
   const Shape& shape = attrs.get<Shape>("shape");
-  if (numel(shape) != numel(in[0].shape))
+  if (checkedNumel(shape, op.name, loc) != numel(in[0].shape))
     throw ShapeError::make(loc, op.name, "cannot reshape a tensor of shape ", in[0].shape, " (",
                            numel(in[0].shape), " elements) to ", shape, " (", numel(shape),
                            " elements)");
@@ -96,6 +96,7 @@ std::vector<TensorMeta> expandShape(const OpDef& op, std::span<const TensorMeta>
                                     const Attrs& attrs, const SourceLoc& loc) {
   const Shape& dims = attrs.get<Shape>("dims");
   const Shape& shape = attrs.get<Shape>("shape");
+  checkedNumel(shape, op.name, loc);
   bool valid = dims.size() == in[0].shape.size();
   for (size_t i = 0; valid && i < dims.size(); ++i) {
     valid = dims[i] >= 0 && dims[i] < int64_t(shape.size()) && (i == 0 || dims[i] > dims[i - 1]);
@@ -132,6 +133,9 @@ std::vector<TensorMeta> sliceShape(const OpDef& op, std::span<const TensorMeta> 
   const Shape& limit = attrs.get<Shape>("limit");
   const Shape& stride = attrs.get<Shape>("stride");
   const Shape& shape = in[0].shape;
+  if (start.size() != shape.size() || limit.size() != shape.size() || stride.size() != shape.size())
+    throw ShapeError::make(loc, op.name, "start ", start, ", limit ", limit, " and stride ", stride,
+                           " need one entry per dim of a tensor of shape ", shape);
   TensorMeta out = in[0];
   for (size_t d = 0; d < shape.size(); ++d) {
     if (start[d] < 0 || start[d] > limit[d] || limit[d] > shape[d] || stride[d] <= 0)
@@ -179,6 +183,8 @@ Grads sliceGrad(const GradArgs& a) {
 std::vector<TensorMeta> concatShape(const OpDef& op, std::span<const TensorMeta> in,
                                     const Attrs& attrs, const SourceLoc& loc) {
   const int64_t dim = attrs.get<int64_t>("dim");
+  if (dim < 0 || dim >= int64_t(in[0].shape.size()))
+    throw ShapeError::make(loc, op.name, "dim ", dim, " is out of range for tensor 0's shape ", in[0].shape);
   TensorMeta out = in[0];
   out.shape[dim] = 0;
   for (size_t i = 0; i < in.size(); ++i) {

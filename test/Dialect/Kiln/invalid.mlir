@@ -367,6 +367,22 @@ func.func @reduce_dim_duplicate(%x: tensor<4x3xf32>) -> tensor<4xf32> {
 
 // -----
 
+func.func @reduce_dims_order(%x: tensor<4x3xf32>) -> tensor<f32> {
+  // expected-error@+1 {{'kiln.reduce' op 'dims' [1, 0] is not in increasing order}}
+  %0 = kiln.reduce sum %x, dims = [1, 0] : tensor<4x3xf32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @reduce_max_empty(%x: tensor<2x0x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{'kiln.reduce' op kind 'max' cannot reduce dimension 1 of size 0 of operand 'x' with shape [2, 0, 3] (max and min have no identity)}}
+  %0 = kiln.reduce max %x, dims = [1] : tensor<2x0x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
 func.func @reduce_mean_int(%x: tensor<4x3xi32>) -> tensor<4xi32> {
   // expected-error@+1 {{'kiln.reduce' op kind 'mean' needs a float element type, but operand 'x' has element type 'i32'}}
   %0 = kiln.reduce mean %x, dims = [1] : tensor<4x3xi32>

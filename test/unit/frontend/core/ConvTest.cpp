@@ -352,6 +352,9 @@ TEST(Conv2d, RejectsMismatchedChannelsWithTheShapes) {
               std::string::npos) << e.what();
   }
   EXPECT_THROW(conv2d(ones({1, 1, 2, 2}), ones({1, 1, 3, 3})), ShapeError);
+  // With a stride the window must still fit: (2 - 3) / 2 + 1 truncates to an output of 1.
+  EXPECT_THROW(conv2d(ones({1, 1, 2, 2}), ones({1, 1, 3, 3}), Tensor(), {2}), ShapeError);
+  EXPECT_THROW(max_pool2d(ones({1, 1, 2, 2}), {3}, {2}), ShapeError);
   EXPECT_THROW(max_pool2d(ones({1, 1, 4, 4}), {2}, {2}, {2}), ShapeError);
 }
 

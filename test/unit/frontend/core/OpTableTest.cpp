@@ -9,6 +9,7 @@
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
 #include "test/unit/frontend/GradCheck.h"
+#include "test/unit/frontend/core/ExpectError.h"
 
 namespace kiln {
 namespace {
@@ -23,6 +24,34 @@ TEST(OpTable, EveryOpHasAUniqueNameAKilnOpAShapeRuleAndOneImplementation) {
     EXPECT_NE(op->kernel == nullptr, op->view == nullptr);
   }
   EXPECT_GE(names.size(), 38u);
+}
+
+// The primitives' shape rules check what the public functions check before dispatching,
+// so that they reject what the kiln dialect rejects (test/unit/jit/ShapeAgreementTest).
+TEST(OpTable, ShapeRulesRejectWhatTheDialectRejects) {
+  auto shapeOf = [](const OpDef& op, std::vector<TensorMeta> inputs, const Attrs& attrs) {
+    return op.shape(op, inputs, attrs, SourceLoc::current());
+  };
+  const TensorMeta x{{4, 3}};
+  EXPECT_KILN_ERROR_HAS(shapeOf(ops::kReshape, {x}, {{"shape", Shape{-1, -12}}}), ShapeError,
+                        "kiln::reshape: shape [-1, -12] has negative dimension -1 at index 0");
+  EXPECT_KILN_ERROR_HAS(shapeOf(ops::kExpand, {TensorMeta{{1}}}, {{"dims", Shape{0}}, {"shape", Shape{-3}}}),
+                        ShapeError, "kiln::expand: shape [-3] has negative dimension -3 at index 0");
+  EXPECT_KILN_ERROR_HAS(
+      shapeOf(ops::kSlice, {x}, {{"start", Shape{0}}, {"limit", Shape{4}}, {"stride", Shape{1}}}), ShapeError,
+      "kiln::slice: start [0], limit [4] and stride [1] need one entry per dim of a tensor of shape [4, 3]");
+  EXPECT_KILN_ERROR_HAS(shapeOf(ops::kConcat, {x, x}, {{"dim", int64_t(2)}}), ShapeError,
+                        "kiln::cat: dim 2 is out of range for tensor 0's shape [4, 3]");
+  EXPECT_KILN_ERROR_HAS(
+      shapeOf(ops::kReduce, {TensorMeta{{}}}, {{"kind", std::string("sum")}, {"dims", Shape{0}}, {"keep_dims", false}}),
+      ShapeError, "kiln::sum: dims [0] must be increasing and within the dims of a tensor of shape []");
+  const TensorMeta key{{2}, kInt64};
+  Attrs normal{{"distribution", std::string("normal")}, {"shape", Shape{2}}, {"dtype", kInt32}, {"a", 0.0}, {"b", 1.0}};
+  EXPECT_KILN_ERROR_HAS(shapeOf(ops::kRng, {key}, normal), TypeError,
+                        "kiln::rng: distribution 'normal' needs a floating-point dtype, got int32");
+  normal.set("dtype", kFloat32).set("b", -1.0);
+  EXPECT_KILN_ERROR_HAS(shapeOf(ops::kRng, {key}, normal), Error,
+                        "kiln::rng: parameters a = 0, b = -1 are out of range for distribution 'normal'");
 }
 
 TEST(Dropout, KeepsAboutOneMinusPAndScalesTheKeptValues) {
