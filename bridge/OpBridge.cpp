@@ -303,6 +303,12 @@ TableCall tableCallFor(mlir::Operation* op, const SourceLoc& where) {
   return call;
 }
 
+std::vector<std::string_view> mappedAttributes(std::string_view kilnOp) {
+  std::vector<std::string_view> names;
+  for (const AttrSpec& spec : attrSpecsFor(kilnOp)) names.push_back(spec.name);
+  return names;
+}
+
 std::string formatLocation(mlir::Location loc) {
   mlir::FileLineColLoc fileLoc;
   loc->walk([&](mlir::Location inner) {

@@ -5,6 +5,8 @@
 
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "kiln/core/Attrs.h"
 #include "kiln/core/DType.h"
@@ -79,6 +81,11 @@ struct TableCall {
 // kiln.constant, kiln.fusion, kiln.callback, kiln.yield and non-kiln ops, which their
 // users (the interpreter) handle themselves.
 TableCall tableCallFor(mlir::Operation* op, const SourceLoc& where = SourceLoc::current());
+
+// The dialect attributes that buildKilnOp writes and tableCallFor reads for `kilnOp`, in
+// the bridge's schema order (empty for ops without attributes). OpBridgeTest holds them
+// against each op's ODS attributes (RegisteredOperationName::getAttributeNames()).
+std::vector<std::string_view> mappedAttributes(std::string_view kilnOp);
 
 // "file:line:col" for a FileLineColLoc (or the first one inside a name, call-site or fused
 // location), else "unknown location".

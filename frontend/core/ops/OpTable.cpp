@@ -1,4 +1,4 @@
-// The list of every op in the table (see OpTable.h).
+// The list of every op in the table, from OpTable.def (see OpTable.h).
 #include "frontend/core/ops/OpTable.h"
 
 #include <array>
@@ -7,11 +7,10 @@ namespace kiln::ops {
 
 std::span<const OpDef* const> allOps() {
   static const std::array kOps = {
-      &kNeg, &kAbs, &kExp, &kLog, &kSqrt, &kRsqrt, &kTanh, &kSigmoid, &kRelu, &kSin, &kCos,
-      &kFloor, &kNot, &kAdd, &kSub, &kMul, &kDiv, &kPow, &kMax, &kMin, &kAnd, &kOr,
-      &kCompare, &kSelect, &kConvert, &kReshape, &kTranspose, &kExpand, &kSlice, &kConcat,
-      &kCopy, &kReduce, &kFull, &kRng, &kIota, &kGather, &kScatterAdd, &kMatmul, &kAddmm, &kConv2d,
-      &kPool2d, &kGelu};
+#define KILN_OP(var) &var,
+#include "frontend/core/ops/OpTable.def"
+#undef KILN_OP
+  };
   return kOps;
 }
 
