@@ -76,12 +76,13 @@ enum class Target { Elementwise, Mlp, Library };
 struct Row {
   std::string name, shape;
   Target target = Target::Elementwise;
-  std::function<void()> eager, traced, torch, bound;
+  std::function<void()> eager, traced, halide, torch, bound;  // traced: MLIR; halide: HALIDE
   std::string boundKind;  // for timed bounds
   int64_t bytes = 0;      // elementwise rows: bytes moved (bound = bytes / triad)
   int64_t footprint = 0;  // floats per triad array for this row's bound
   double diff = NAN, diffScale = NAN;  // max |traced - eager| and max |eager|
-  double eagerMs = NAN, tracedMs = NAN, torchMs = NAN, jitMs = NAN, boundMs = NAN;
+  double eagerMs = NAN, tracedMs = NAN, halideMs = NAN, torchMs = NAN, jitMs = NAN, boundMs = NAN;
+  double halideDiff = NAN;  // max |halide - eager|
   std::string spread;
 };
 
@@ -109,12 +110,18 @@ Row make(std::string name, Target target, std::vector<Dims> shapes, KFn kilnFn, 
   for (size_t i = 0; i < shapes.size(); ++i) host.push_back(hostValues(shapes[i], uint32_t(i + 1)));
   auto k = std::make_shared<KT>();
   for (size_t i = 0; i < shapes.size(); ++i) k->push_back(kilnTensor(host[i], shapes[i]));
+  kiln::jit::TraceOptions halideOptions = options;
+  halideOptions.compile.backend = "HALIDE";
   KFn tracedFn = traced(kilnFn, shapes.size(), std::move(options));
+  KFn halideFn = traced(kilnFn, shapes.size(), std::move(halideOptions));
   w.eager = [k, kilnFn] { sink(kilnFn(*k)); };
   w.traced = [k, tracedFn] { sink(tracedFn(*k)); };
+  w.halide = [k, halideFn] { sink(halideFn(*k)); };
   std::vector<float> ref = kilnValues(kilnFn(*k));
   tracedFn(*k);  // records (and compiles); the next call runs the compiled program
   w.diff = maxAbsDiff(kilnValues(tracedFn(*k)), ref);
+  halideFn(*k);
+  w.halideDiff = maxAbsDiff(kilnValues(halideFn(*k)), ref);
   w.diffScale = maxAbs(ref);
 #if KILN_HAVE_LIBTORCH
   auto t = std::make_shared<TT>();
@@ -163,9 +170,11 @@ struct KilnMlp {
 };
 
 // The step traced as docs/ARCHITECTURE.md §1 writes it: symbolic, modules and optimizer named.
-std::function<Tensor(const Tensor&, const Tensor&)> tracedStep(std::shared_ptr<KilnMlp> mlp) {
-  auto t = kiln::jit::trace([mlp](Tensor x, Tensor y) { return mlp->step(x, y); },
-                            {.symbolic = true, .name = "mlp_step"});
+std::function<Tensor(const Tensor&, const Tensor&)> tracedStep(std::shared_ptr<KilnMlp> mlp,
+                                                              std::string backend = "") {
+  kiln::jit::TraceOptions options{.symbolic = true, .name = "mlp_step"};
+  options.compile.backend = std::move(backend);
+  auto t = kiln::jit::trace([mlp](Tensor x, Tensor y) { return mlp->step(x, y); }, options);
   t.name_module("model", mlp->model).name_optimizer("opt", mlp->opt);
   return [t](const Tensor& x, const Tensor& y) { return t(x, y); };
 }
@@ -188,13 +197,18 @@ Row mlpRow() {
   auto eager = std::make_shared<KilnMlp>();
   auto compiled = std::make_shared<KilnMlp>();
   auto step = tracedStep(compiled);
+  auto halide = std::make_shared<KilnMlp>();
+  auto halideStep = tracedStep(halide, "HALIDE");
   // The same initial weights: the first step's losses must agree.
   const Tensor eagerLoss = eager->step(data->x, data->y);
   const Tensor tracedLoss = step(data->x, data->y);
+  const Tensor halideLoss = halideStep(data->x, data->y);
   w.diff = std::fabs(eagerLoss.item<float>() - tracedLoss.item<float>());
+  w.halideDiff = std::fabs(eagerLoss.item<float>() - halideLoss.item<float>());
   w.diffScale = std::fabs(eagerLoss.item<float>());
   w.eager = [eager, data] { sink(eager->step(data->x, data->y)); };
   w.traced = [step, data] { sink(step(data->x, data->y)); };
+  w.halide = [halideStep, data] { sink(halideStep(data->x, data->y)); };
 #if KILN_HAVE_LIBTORCH
   torch::manual_seed(0);
   auto model = std::make_shared<torch::nn::Sequential>(
@@ -430,9 +444,9 @@ std::string selfPath() {
   return n > 0 ? std::string(buf.data(), size_t(n)) : "";
 }
 
-ChildRun runChild(const std::string& cacheDir, int threads) {
+ChildRun runChild(const std::string& cacheDir, int threads, const std::string& backend = "MLIR") {
   std::ostringstream cmd;
-  cmd << "KILN_JIT_BACKEND=MLIR KILN_LOG=compile KILN_NUM_THREADS=" << threads
+  cmd << "KILN_JIT_BACKEND=" << backend << " KILN_LOG=compile KILN_NUM_THREADS=" << threads
       << " KILN_CACHE_DIR=" << shellQuote(cacheDir) << " " << shellQuote(selfPath())
       << " --child=compile 2>&1";
   ChildRun r;
@@ -442,7 +456,8 @@ ChildRun runChild(const std::string& cacheDir, int threads) {
   std::string line;
   double sum = 0;
   while (std::getline(lines, line)) {
-    if (line.find("@mlp_step") != std::string::npos) {
+    if (line.find("compiled @mlp_step ") != std::string::npos ||
+        line.find("loaded @mlp_step ") != std::string::npos) {
       r.compiled = r.compiled || line.find("compiled @mlp_step") != std::string::npos;
       r.loaded = r.loaded || line.find("loaded @mlp_step") != std::string::npos;
       r.log = line;
@@ -528,10 +543,11 @@ int main(int argc, char** argv) {
   triad.measure(threads);
   for (Row& w : rows) {
     std::fprintf(stderr, "timing %s\n", w.name.c_str());
-    Timed eager(w.eager), tracedT(w.traced), torch(w.torch), bound(w.bound);
-    timeAlternating({&eager, &tracedT, &torch, &bound}, opt);
+    Timed eager(w.eager), tracedT(w.traced), halideT(w.halide), torch(w.torch), bound(w.bound);
+    timeAlternating({&eager, &tracedT, &halideT, &torch, &bound}, opt);
     w.eagerMs = eager.median();
     w.tracedMs = tracedT.median();
+    w.halideMs = halideT.median();
     if (w.torch) w.torchMs = torch.median();
     if (w.bound) w.boundMs = bound.median();
     w.spread = spreadText(tracedT, torch);
@@ -569,7 +585,21 @@ int main(int argc, char** argv) {
   if (auto it = jit.find("dispatch"); it != jit.end()) jitDispatch = it->second;
 
   // ---- compile latency, cold and warm (workload 5) ----
-  std::vector<ChildRun> cold, warm;
+  std::vector<ChildRun> cold, warm, halideCold, halideWarm;
+  if (wanted(opt, "compile")) {
+    const int n = std::max(1, std::min(opt.reps, 7));
+    std::vector<std::string> dirs;
+    for (int i = 0; i < n; ++i) {
+      std::fprintf(stderr, "compile latency: HALIDE cold child %d of %d\n", i + 1, n);
+      dirs.push_back(freshDirectory());
+      halideCold.push_back(runChild(dirs.back(), threads, "HALIDE"));
+    }
+    for (int i = 0; i < n; ++i) {
+      std::fprintf(stderr, "compile latency: HALIDE warm child %d of %d\n", i + 1, n);
+      halideWarm.push_back(runChild(dirs.front(), threads, "HALIDE"));
+    }
+    for (const std::string& d : dirs) std::filesystem::remove_all(d);
+  }
   if (wanted(opt, "compile") || wanted(opt, "peak memory")) {
     const int n = wanted(opt, "compile") ? std::max(1, std::min(opt.reps, 7)) : 1;
     std::vector<std::string> dirs;
@@ -668,6 +698,22 @@ int main(int argc, char** argv) {
   }
   speed.print();
 
+  std::printf("\nBackends side by side (same run, repetitions rotating with the columns above): "
+              "the traced column (MLIR) and the same trace under CompileOptions::backend = HALIDE "
+              "(Halide's fused kernels, the rest shared). HALIDE / MLIR > 1: HALIDE is slower. "
+              "Target: HALIDE within 1.5x of MLIR on the elementwise and row rows.\n\n");
+  Table backends({"workload", "MLIR ms:", "HALIDE ms:", "HALIDE / MLIR:", "target", "verdict",
+                  "max abs HALIDE-eager (of max abs)"});
+  for (const Row& w : rows) {
+    const double ratio = w.halideMs / w.tracedMs;
+    const bool targeted = w.target == Target::Elementwise;
+    backends.row({w.name, fmtMs(w.tracedMs), fmtMs(w.halideMs), fmtRatio(ratio),
+                  targeted ? "<= 1.5x" : "-",
+                  targeted ? verdict(ratio, ratio <= 1.5, fmtRatio(ratio) + " > 1.5x") : "-",
+                  fmtDiff(w.halideDiff, w.diffScale)});
+  }
+  backends.print();
+
   if (!cold.empty() || dispatch) {
     std::printf("\nCompile latency (workload 5). Cold: a new process with a fresh KILN_CACHE_DIR, "
                 "a new trace object, its first call (symbolic trace + compile + one run), after "
@@ -703,6 +749,16 @@ int main(int argc, char** argv) {
       latency.row({"MLP step, warm from the disk cache: first call", fmtMs(warmMs) + " ms", "<= 20 ms",
                    verdict(warmMs, warmMs <= 20, fmtMs(warmMs) + " ms > 20 ms"),
                    std::to_string(wv.size()) + "/" + std::to_string(warm.size()) + " loaded; " + warmLog});
+      const std::vector<double> hc = firstCalls(halideCold, false), hw = firstCalls(halideWarm, true);
+      std::string halideLog = "-";
+      for (const ChildRun& r : halideCold)
+        if (r.compiled) halideLog = r.log;
+      latency.row({"MLP step under HALIDE, cold", fmtMs(medianOf(hc)) + " ms", "-", "-",
+                   std::to_string(hc.size()) + "/" + std::to_string(halideCold.size()) +
+                       " compiled; " + halideLog});
+      latency.row({"MLP step under HALIDE, warm from the disk cache (Halide kernels recompiled)",
+                   fmtMs(medianOf(hw)) + " ms", "-", "-",
+                   std::to_string(hw.size()) + "/" + std::to_string(halideWarm.size()) + " loaded"});
     }
     if (dispatch) {
       latency.row({"dispatch: traced add of two [1] tensors, per call", fmtUs(dispatch->tracedMs),

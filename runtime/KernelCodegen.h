@@ -21,6 +21,8 @@ class ExternalKernel {
   virtual void run(void* const* operands, void* const* results) const = 0;
   // One line for KILN_LOG=compile: how it was scheduled.
   virtual std::string describe() const = 0;
+  // The generator's own IR of the kernel, for KILN_DUMP_IR (Halide's lowered statement).
+  virtual std::string lowered() const = 0;
 };
 
 class KernelCodegen {

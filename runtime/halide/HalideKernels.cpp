@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "dialect/KilnOps.h"
+#include "frontend/core/kernels/VecMath.h"
 #include "kiln/core/Error.h"
 #include "kiln/core/ThreadPool.h"
 #include "llvm/Support/raw_ostream.h"
@@ -115,28 +116,77 @@ Expr convert(Expr value, const Halide::Type& to) {
   return Halide::cast(to, value);
 }
 
-// Halide 14's float32 exp and log are its own polynomials, exact enough inside their range
-// but not at the edges the eager kernels (libm) define: NaN in gives NaN out, log of a
-// negative is NaN, of 0 is -inf, of a subnormal its true value (Halide's flushes it).
+// float32 exp and log as the eager kernels compute them (frontend/core/kernels/VecMath.h:
+// vexp, vlog, Cephes' polynomials), written as Halide Exprs so they vectorize. Halide 14's own exp and log are other polynomials without the IEEE edges (NaN
+// in gave 0, subnormals were flushed), and its tanh, sin and cos call libm one element at a
+// time. Halide 14 has no fma, so the fused multiply-adds of the eager code are a multiply
+// and an add here: a few ulp apart at most.
 Expr float32Bits(uint32_t bits) { return Halide::reinterpret(Halide::Float(32), Expr(bits)); }
 
-Expr guardedExp(const Expr& x) {
+Expr vexp(const Expr& x) {
   if (x.type() != Halide::Float(32)) return Halide::exp(x);
-  // e^x is +inf above 88.7228 and 0 below -103.98 in float32.
-  return Halide::select(Halide::is_nan(x), x,
-                        Halide::select(x > 88.7228394f, float32Bits(0x7f800000),
-                                       Halide::select(x < -103.972084f, Expr(0.0f), Halide::exp(x))));
+  Expr c = Halide::min(Halide::max(x, -110.0f), 89.0f);  // beyond: inf and 0 from the multiply
+  c = Halide::select(Halide::is_nan(x), -110.0f, c);
+  Expr n = Halide::round(c * 1.44269504088896341f);
+  Expr r = c - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  Expr r2 = r * r;
+  Expr p = kernels::kExpPolynomial[0];
+  for (size_t k = 1; k < std::size(kernels::kExpPolynomial); ++k) p = p * r + kernels::kExpPolynomial[k];
+  Expr er = (p * r2 + r) + 1.0f;
+  Expr e = Halide::cast<int32_t>(n);
+  Expr e1 = e >> 1;
+  Expr s1 = Halide::reinterpret(Halide::Float(32), (e1 + 127) << 23);
+  Expr s2 = Halide::reinterpret(Halide::Float(32), (e - e1 + 127) << 23);
+  return Halide::select(Halide::is_nan(x), x, er * s1 * s2);
 }
 
-Expr guardedLog(const Expr& x) {
+Expr vlog(const Expr& x) {
   if (x.type() != Halide::Float(32)) return Halide::log(x);
-  const Expr nan = float32Bits(0x7fc00000), inf = float32Bits(0x7f800000),
-             minusInf = float32Bits(0xff800000);
-  Expr tiny = x < Expr(std::numeric_limits<float>::min());
-  Expr scaled = Halide::log(x * Expr(16777216.0f)) - Expr(float(24 * std::numbers::ln2));
-  Expr value = Halide::select(tiny, scaled, Halide::log(x));
-  return Halide::select(Halide::is_nan(x) || x < 0.0f, nan,
-                        Halide::select(x == 0.0f, minusInf, Halide::select(x == inf, inf, value)));
+  Expr denormal = Halide::select(x < 1.17549435e-38f && x > 0.0f, 1.0f, 0.0f);
+  Expr xn = x * (1.0f + denormal * 8388607.0f);
+  Expr bits = Halide::reinterpret(Halide::Int(32), xn);
+  Expr e = Halide::cast<float>(((bits >> 23) & 0xff) - 126) - denormal * 23.0f;
+  Expr m = Halide::reinterpret(Halide::Float(32), (bits & 0x007fffff) | 0x3f000000);
+  Expr small = Halide::select(m < 0.707106781186547524f, 1.0f, 0.0f);
+  Expr ef = e - small;
+  m = m + small * m - 1.0f;
+  Expr z = m * m;
+  Expr p = kernels::kLogPolynomial[0];
+  for (size_t k = 1; k < std::size(kernels::kLogPolynomial); ++k) p = p * m + kernels::kLogPolynomial[k];
+  Expr y = p * m * z;
+  y = y + ef * -2.12194440e-4f;
+  y = y - 0.5f * z;
+  Expr result = m + y + ef * 0.693359375f;
+  result = Halide::select(x == 0.0f, float32Bits(0xff800000), result);
+  result = Halide::select(x < 0.0f, float32Bits(0x7fc00000), result);
+  result = Halide::select(x == float32Bits(0x7f800000), x, result);
+  return Halide::select(Halide::is_nan(x), x, result);
+}
+
+// tanh as the MLIR backend computes it (upstream MLIR's polynomial approximation, after
+// Eigen): an odd rational function of x clamped to ±7.9988, and x itself below 0.0004.
+// Cheaper than vtanh's exp and division on both branches, and within a few ulp of it.
+Expr vtanh(const Expr& x) {
+  if (x.type() != Halide::Float(32)) return Halide::tanh(x);
+  Expr c = Halide::clamp(x, -7.99881172180175781f, 7.99881172180175781f);
+  Expr x2 = c * c;
+  Expr p = x2 * -2.76076847742355e-16f + 2.00018790482477e-13f;
+  p = x2 * p + -8.60467152213735e-11f;
+  p = x2 * p + 5.12229709037114e-08f;
+  p = x2 * p + 1.48572235717979e-05f;
+  p = x2 * p + 6.37261928875436e-04f;
+  p = x2 * p + 4.89352455891786e-03f;
+  p = c * p;
+  Expr q = x2 * 1.19825839466702e-06f + 1.18534705686654e-04f;
+  q = x2 * q + 2.26843463243900e-03f;
+  q = x2 * q + 4.89352518554385e-03f;
+  Expr value = Halide::select(Halide::abs(x) < 0.0004f, x, p / q);
+  // Saturated exactly, as upstream's fused multiply-adds round it at the clamp: ±1 - tanh(x)
+  // must be 0 there (gelu's tanh form multiplies it by x, which may be infinite).
+  value = Halide::select(Halide::abs(x) >= 7.99881172180175781f,
+                         Halide::select(x < 0.0f, -1.0f, 1.0f), value);
+  return Halide::select(Halide::is_nan(x), x, value);
 }
 
 // ---- the kernel as Funcs ------------------------------------------------------------------
@@ -199,17 +249,17 @@ Expr unary(mlir::Operation* op, Expr x) {
     if (f) throw Declined{"kiln.not on floats"};
     return x.type().is_bool() ? !x : ~x;
   }
-  if (llvm::isa<mk::ExpOp>(op)) return floats([&] { return guardedExp(x); });
-  if (llvm::isa<mk::LogOp>(op)) return floats([&] { return guardedLog(x); });
+  if (llvm::isa<mk::ExpOp>(op)) return floats([&] { return vexp(x); });
+  if (llvm::isa<mk::LogOp>(op)) return floats([&] { return vlog(x); });
   if (llvm::isa<mk::SqrtOp>(op)) return floats([&] { return Halide::sqrt(x); });
   if (llvm::isa<mk::RsqrtOp>(op))
     return floats([&] { return constant(x.type(), 1) / Halide::sqrt(x); });
-  if (llvm::isa<mk::TanhOp>(op)) return floats([&] { return Halide::tanh(x); });
+  if (llvm::isa<mk::TanhOp>(op)) return floats([&] { return vtanh(x); });
   if (llvm::isa<mk::SinOp>(op)) return floats([&] { return Halide::sin(x); });
   if (llvm::isa<mk::CosOp>(op)) return floats([&] { return Halide::cos(x); });
   if (llvm::isa<mk::FloorOp>(op)) return floats([&] { return Halide::floor(x); });
   if (llvm::isa<mk::SigmoidOp>(op))
-    return floats([&] { return constant(x.type(), 1) / (constant(x.type(), 1) + guardedExp(-x)); });
+    return floats([&] { return constant(x.type(), 1) / (constant(x.type(), 1) + vexp(-x)); });
   if (llvm::isa<mk::GeluOp>(op)) {
     // (0.5 x)(1 + erf(x sqrt(2)/2)); Halide's erf takes float32 only and is NaN beyond
     // about ±10, where erf is ±1 in float32 from ±4 on.
@@ -526,48 +576,81 @@ class Translator {
       }
     }
 
-    Func a("reduce" + std::to_string(counter_++));
-    const double inf = std::numeric_limits<double>::infinity();
-    Expr neutral;
-    switch (kind) {
-      case mk::ReduceKind::sum:
-      case mk::ReduceKind::mean: neutral = constant(acc, 0); break;
-      case mk::ReduceKind::prod: neutral = constant(acc, 1); break;
-      case mk::ReduceKind::max: neutral = isFloat(acc) ? constant(acc, -inf) : acc.min(); break;
-      case mk::ReduceKind::min: neutral = isFloat(acc) ? constant(acc, inf) : acc.max(); break;
-    }
-    define(a, type.getRank(), neutral);
-    std::vector<Expr> lhs = reversed(out);
-    Expr current = a(lhs);
-    switch (kind) {
-      case mk::ReduceKind::sum:
-      case mk::ReduceKind::mean: a(lhs) = current + element; break;
-      case mk::ReduceKind::prod: a(lhs) = current * element; break;
-      case mk::ReduceKind::max:
-      case mk::ReduceKind::min: {
-        if (!isFloat(acc)) {
-          a(lhs) = kind == mk::ReduceKind::max ? Halide::max(current, element)
-                                               : Halide::min(current, element);
-          break;
-        }
-        // The first NaN stays: a NaN accumulator is kept, a NaN element taken.
-        Expr better = kind == mk::ReduceKind::max ? element > current : element < current;
-        a(lhs) = Halide::select(Halide::is_nan(current), current,
-                                Halide::select(Halide::is_nan(element) || better, element, current));
-        break;
-      }
-    }
     std::stable_sort(loops.begin(), loops.end(), [](auto& p, auto& q) { return p.first > q.first; });
     std::vector<Halide::VarOrRVar> order;
     for (auto& [d, loop] : loops) order.push_back(loop);
     order.insert(order.end(), units.begin(), units.end());
-    a.update().reorder(order);
-    // The update splits over the pool only where its outermost loop is a kept dim.
+    const bool contiguous = dims.back() == rank - 1;
     const bool outerKept = !std::binary_search(dims.begin(), dims.end(), int64_t(0));
     std::vector<int64_t> keptShape(type.getShape().begin(), type.getShape().end());
-    reductions_.push_back({a, isRowReduction(dims, rank, keep), keptShape, outerKept});
+    const std::vector<Expr> lhs = reversed(out);
+    // One accumulator: `combine(current, element)` from `neutral`, scheduled to vectorize:
+    // over the reduced elements (16 lanes of partial results, rfactor, then combined) where
+    // the reduction reads contiguous memory, else over the innermost kept dim.
+    auto accumulator = [&](const Expr& neutral, const Expr& value,
+                           const std::function<Expr(Expr, Expr)>& combine) {
+      Func a("reduce" + std::to_string(counter_++));
+      define(a, type.getRank(), neutral);
+      a(lhs) = combine(a(lhs), value);
+      const int lanes = neutral.type().bits() == 64 ? 8 : 16;
+      Halide::RDom& r = *domain;
+      if (contiguous && (pairs || input.getDimSize(dims.back()) >= 2 * lanes)) {
+        Var u("lane" + std::to_string(counter_++));
+        Func partial;
+        if (pairs) {
+          partial = a.update().rfactor(r.x, u);  // r.x is l: the eager kernels' 16 lanes
+        } else {
+          Halide::RVar outer("outer"), inner("inner");
+          a.update().split(r.x, outer, inner, lanes, Halide::TailStrategy::GuardWithIf);
+          partial = a.update().rfactor(inner, u);
+        }
+        partial.compute_at(a, Var::outermost()).vectorize(u, pairs ? 16 : lanes);
+        partial.update().vectorize(u, pairs ? 16 : lanes);
+        scheduled_ += "vector-lanes ";
+      } else {
+        a.update().reorder(order);
+        if (!contiguous && !keptShape.empty() && keptShape.back() >= lanes) {
+          a.update().vectorize(kilnVars()[keptShape.size() - 1], lanes, Halide::TailStrategy::GuardWithIf);
+          scheduled_ += "vector-columns ";
+        }
+      }
+      reductions_.push_back({a, isRowReduction(dims, rank, keep), keptShape, outerKept});
+      return a;
+    };
+    const double inf = std::numeric_limits<double>::infinity();
+    Expr total;
+    switch (kind) {
+      case mk::ReduceKind::sum:
+      case mk::ReduceKind::mean:
+        total = at(accumulator(constant(acc, 0), element, [](Expr c, Expr e) { return c + e; }), out);
+        break;
+      case mk::ReduceKind::prod:
+        total = at(accumulator(constant(acc, 1), element, [](Expr c, Expr e) { return c * e; }), out);
+        break;
+      case mk::ReduceKind::max:
+      case mk::ReduceKind::min: {
+        const bool max = kind == mk::ReduceKind::max;
+        auto extreme = [max](Expr c, Expr e) { return max ? Halide::max(c, e) : Halide::min(c, e); };
+        if (!isFloat(acc)) {
+          total = at(accumulator(max ? acc.min() : acc.max(), element, extreme), out);
+          break;
+        }
+        // A NaN anywhere is the result (the eager kernels keep the first NaN they meet);
+        // counted apart, so both accumulators are plain max/min that Halide can split into
+        // lanes.
+        Expr best = at(accumulator(constant(acc, max ? -inf : inf), element, extreme), out);
+        Expr nan = at(accumulator(Halide::cast<uint8_t>(0),
+                                  Halide::cast<uint8_t>(Halide::select(Halide::is_nan(element), 1, 0)),
+                                  [](Expr c, Expr e) { return Halide::max(c, e); }),
+                      out);
+        Expr quietNaN = acc.bits() == 64
+                            ? Halide::reinterpret(acc, Expr(uint64_t(0x7ff8000000000000ull)))
+                            : float32Bits(0x7fc00000);
+        total = Halide::select(nan > 0, quietNaN, best);
+        break;
+      }
+    }
     Func f("reduced" + std::to_string(counter_++));
-    Expr total = at(a, out);
     if (kind == mk::ReduceKind::mean) total = total / constant(acc, double(count));
     define(f, type.getRank(), convert(total, result));
     return f;
@@ -642,10 +725,11 @@ class HalideKernel final : public ExternalKernel {
  public:
   // `results` in the pipeline's output order; `resultOf[j]` is the kernel result output
   // buffer j holds. `loopNests`: how many separate loop nests compute the results.
-  HalideKernel(std::string name, Halide::Internal::JITModule module,
+  HalideKernel(std::string name, Halide::Module lowered, Halide::Internal::JITModule module,
                std::vector<BufferShape> operands, std::vector<BufferShape> results,
                std::vector<size_t> resultOf, size_t loopNests, std::string schedule)
       : name_(std::move(name)),
+        lowered_(std::move(lowered)),
         module_(std::move(module)),
         entry_(module_.argv_function()),
         operands_(std::move(operands)),
@@ -680,8 +764,16 @@ class HalideKernel final : public ExternalKernel {
 
   std::string describe() const override { return "@" + name_ + ": " + schedule_; }
 
+  std::string lowered() const override {
+    std::ostringstream out;
+    for (const Halide::Internal::LoweredFunc& f : lowered_.functions())
+      out << "// " << f.name << "\n" << f.body << "\n";
+    return out.str();
+  }
+
  private:
   std::string name_;
+  Halide::Module lowered_;
   Halide::Internal::JITModule module_;
   int (*entry_)(const void**);
   std::vector<BufferShape> operands_;
@@ -704,8 +796,8 @@ std::string keyOf(mlir::func::FuncOp kernel) {
 // The host as Halide 14 sees it, less AVX512_SapphireRapids: Halide infers it from
 // AVX512-BF16 and VNNI, which AMD Zen 4 has, and then emits AVX512-FP16 instructions Zen 4
 // lacks (float16 kernels died of SIGILL there). StrictFloat: IEEE semantics, as the eager
-// kernels have them; without it LLVM may assume no NaN or infinity (is_nan folds to false,
-// NaN == NaN to true).
+// kernels have them; without it Halide gives LLVM fast-math flags and the NaN checks of
+// max, min and clamp fold away (clamp(NaN) came out 0.5; HalideParityTest's clamp case).
 Halide::Target jitTarget() {
   static const Halide::Target target =
       Halide::get_jit_target_from_environment()
@@ -739,7 +831,7 @@ std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel) {
     results.push_back(bufferShape(llvm::cast<mlir::RankedTensorType>(kernel.getResultTypes()[k])));
   std::string schedule = translator.scheduled();
   if (schedule.empty()) schedule = "serial";
-  return std::make_shared<HalideKernel>(name, std::move(jit), std::move(operands),
+  return std::make_shared<HalideKernel>(name, module, std::move(jit), std::move(operands),
                                         std::move(results), std::move(resultOf),
                                         translator.outputs().size(), schedule);
 }

@@ -595,6 +595,13 @@ std::vector<OpCase> regressions() {
                             {normal({8, 33}, kFloat64)}, [](X x, Tensors s) {
     return Tensors{add(matmul(x[1], s[0]), x[0])};
   }));
+  // conv2d of every third column of [11,5,1,5]: strides oneDNN calls overlapping (dim 1's 5
+  // below dim 3's 3 x 2); eager conv2d failed with "could not construct a memory descriptor
+  // using strides" (found by the HALIDE fuzz run, 400002).
+  cases.push_back(op("fuzz_400002_conv2d_of_a_strided_slice",
+                     {normal({11, 5, 1, 5}), normal({3, 5, 3, 3}), normal({3})}, [](X x) {
+    return conv2d(x[0].slice(3, 1, 5, 3), x[1], x[2], {2}, {1}, {1}, 1);
+  }));
   cases.push_back(op("layer_norm_of_broadcast_chain", {normal({5, 1, 20}), normal({5, 20})}, [](X x) {
     return layer_norm(add(x[1], add(mul(x[0], -1.5), 0.25)), {20});
   }));

@@ -6,7 +6,7 @@
 set -euo pipefail
 out="${TEST_TMPDIR:-/tmp}/kiln-fuzz.out"
 status=0
-KILN_CACHE_DIR=off "$1" --seed=1 --programs=150 --backends=INTERP,MLIR --modes=value,symbolic \
+KILN_CACHE_DIR=off "$1" --seed=1 --programs=150 --backends=INTERP,MLIR,HALIDE --modes=value,symbolic \
   --max-ops=8 --jobs=2 --minimize-budget=20 >"$out" 2>&1 || status=$?
 cat "$out"
 grep -q "^kiln-fuzz: 150 programs, 0 mismatches, 0 crashes (seeds 1..150)$" "$out" ||

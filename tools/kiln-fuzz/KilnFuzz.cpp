@@ -1,7 +1,7 @@
 // kiln-fuzz: Kiln's differential fuzzer. Random programs run eagerly and traced under each
 // backend and mode, each in a forked child; failures are minimized and printed as C++.
 //
-//   kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR] [--modes=value,symbolic]
+//   kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE] [--modes=value,symbolic]
 //             [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J]
 //             [--minimize-budget=B] [--timeout=SECONDS] [--no-fork]
 #include <sys/wait.h>
@@ -28,7 +28,7 @@ namespace {
 struct Options {
   uint64_t seed = 1;
   int64_t programs = 100;
-  std::vector<std::string> backends = {"INTERP", "MLIR"};
+  std::vector<std::string> backends = {"INTERP", "MLIR", "HALIDE"};
   std::vector<std::string> modes = {"value", "symbolic"};
   GenOptions gen;
   bool printPrograms = false;
@@ -48,7 +48,7 @@ std::vector<std::string> split(const std::string& list) {
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "kiln-fuzz: " << problem
-            << "\nusage: kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR] [--modes=value,symbolic]"
+            << "\nusage: kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE] [--modes=value,symbolic]"
                " [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J] [--minimize-budget=B]"
                " [--timeout=SECONDS] [--no-fork]\n";
   std::exit(2);

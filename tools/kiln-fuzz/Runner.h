@@ -11,7 +11,7 @@ namespace kiln::fuzz {
 
 // A traced run: KILN_JIT_BACKEND's value and the trace mode.
 struct Config {
-  std::string backend;  // "INTERP" (bitwise with eager) or "MLIR" (within a tolerance)
+  std::string backend;  // "INTERP" (bitwise with eager), "MLIR" or "HALIDE" (within a tolerance)
   bool symbolic = false;
   std::string name() const { return backend + (symbolic ? " symbolic" : " value"); }
 };

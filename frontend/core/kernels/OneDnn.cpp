@@ -77,7 +77,14 @@ std::optional<dnnl::memory::desc> stridedDesc(const Shape& dims, const Strides& 
     if (strides[d] <= 0) return std::nullopt;
     s[d] = strides[d];
   }
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, s);
+  // oneDNN accepts strides only where, sorted, each dim's stride covers the next one's
+  // extent; a strided slice can interleave dims without overlapping elements and still
+  // fail that (kiln-fuzz seed 400002). Those are nullopt too: the caller copies.
+  try {
+    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, s);
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
 }
 
 // ---- reordered weights ---------------------------------------------------------------------

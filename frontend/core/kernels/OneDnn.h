@@ -52,7 +52,8 @@ Primitive makePrimitive(const typename P::primitive_desc& pd) {
 Primitive makeReorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
 
 // f32 `dims` read with `strides` (in elements), or nullopt when oneDNN cannot describe
-// them: a stride <= 0 on a dim longer than 1 (broadcast). Strides of dims of size 1 are
+// them: a stride <= 0 on a dim longer than 1 (broadcast), or dims whose strides interleave
+// (oneDNN calls them overlapping). Strides of dims of size 1 are
 // normalised, so they never make two descriptions of the same elements differ.
 std::optional<dnnl::memory::desc> stridedDesc(const Shape& dims, const Strides& strides);
 

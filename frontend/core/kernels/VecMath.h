@@ -5,10 +5,21 @@
 
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <type_traits>
 
 namespace kiln::kernels {
+
+// The polynomials' coefficients, highest power first, shared with the HALIDE backend's
+// Exprs of the same functions (runtime/halide/HalideKernels.cpp), so both compute the same
+// formula.
+inline constexpr float kExpPolynomial[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                           4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+inline constexpr float kLogPolynomial[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
+                                           -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
+                                           2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
 
 // exp(x) for float, |relative error| <= 1 ulp (Cephes expf coefficients): x = n·ln2 + r
 // with |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n put into the exponent bits in two
@@ -30,12 +41,8 @@ inline float vexp(float x) {
   float r = std::fma(n, -0.693359375f, clamped);
   r = std::fma(n, 2.12194440e-4f, r);
   float r2 = r * r;
-  float p = 1.9875691500e-4f;
-  p = std::fma(p, r, 1.3981999507e-3f);
-  p = std::fma(p, r, 8.3334519073e-3f);
-  p = std::fma(p, r, 4.1665795894e-2f);
-  p = std::fma(p, r, 1.6666665459e-1f);
-  p = std::fma(p, r, 5.0000001201e-1f);
+  float p = kExpPolynomial[0];
+  for (size_t k = 1; k < std::size(kExpPolynomial); ++k) p = std::fma(p, r, kExpPolynomial[k]);
   float er = std::fma(p, r2, r) + 1.0f;
   // n is in [-159, 128]: each half of the scale stays a normal float.
   int32_t e = int32_t(n);
@@ -59,15 +66,8 @@ inline float vlog(float x) {
   float ef = e - small;
   m = m + small * m - 1.0f;
   float z = m * m;
-  float p = 7.0376836292e-2f;
-  p = p * m - 1.1514610310e-1f;
-  p = p * m + 1.1676998740e-1f;
-  p = p * m - 1.2420140846e-1f;
-  p = p * m + 1.4249322787e-1f;
-  p = p * m - 1.6668057665e-1f;
-  p = p * m + 2.0000714765e-1f;
-  p = p * m - 2.4999993993e-1f;
-  p = p * m + 3.3333331174e-1f;
+  float p = kLogPolynomial[0];
+  for (size_t k = 1; k < std::size(kLogPolynomial); ++k) p = p * m + kLogPolynomial[k];
   float y = p * m * z;
   y = y + ef * -2.12194440e-4f;
   y = y - 0.5f * z;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "dialect/KilnDialect.h"
+#include "kiln/core/Functional.h"
 #include "kiln/core/Ops.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -108,6 +109,39 @@ TEST_F(BackendTest, EachBackendRunsTheProgramAndSaysWhetherItIsCompiled) {
     ASSERT_EQ(results.size(), 1u);
     EXPECT_TRUE(equal(results[0], neg(x))) << backend->name();
   }
+}
+
+// HALIDE compiles the fused kernels it can translate and leaves the others to MLIR, and
+// KILN_LOG=compile says which: both programs run and give the eager values.
+TEST_F(BackendTest, HalideTakesTheKernelsItTranslatesAndMlirTheOthers) {
+  auto run = [&](const char* source, const std::vector<Tensor>& args, std::string* log) {
+    setenv("KILN_LOG", "compile", 1);
+    setenv("KILN_CACHE_DIR", "off", 1);
+    ::testing::internal::CaptureStderr();
+    auto program = compile({findBackend("HALIDE"), true}, source);
+    *log = ::testing::internal::GetCapturedStderr();
+    unsetenv("KILN_LOG");
+    EXPECT_EQ(program->backend(), "HALIDE");
+    EXPECT_TRUE(program->compiled());
+    return program->run(args);
+  };
+  std::string log;
+  Tensor x = arange(0.0, 6.0, 1.0, kFloat32).reshape({2, 3});
+  EXPECT_TRUE(equal(run(kNeg, {x}, &log)[0], neg(x)));
+  EXPECT_NE(log.find("1 fused kernels by HALIDE"), std::string::npos) << log;
+
+  constexpr const char* kGelu64 = R"mlir(
+func.func @main(%x: tensor<2x3xf64> {kiln.input = 0 : i64}) -> tensor<2x3xf64> {
+  %y = kiln.gelu %x : tensor<2x3xf64>
+  return %y : tensor<2x3xf64>
+})mlir";
+  Tensor x64 = arange(0.0, 6.0, 1.0, kFloat64).reshape({2, 3});
+  EXPECT_TRUE(allclose(run(kGelu64, {x64}, &log)[0], gelu(x64), 1e-12, 1e-12));
+  EXPECT_NE(log.find("0 fused kernels by HALIDE"), std::string::npos) << log;
+  EXPECT_NE(log.find("HALIDE declined @main_kernel_0 (MLIR compiles it): kiln.gelu on other "
+                     "than f32 math"),
+            std::string::npos)
+      << log;
 }
 
 TEST_F(BackendTest, ABackendThatDoesNotServeTheDeviceIsACompileError) {

@@ -57,6 +57,22 @@ TEST_F(HalideKernelsTest, ElementwiseKernelsFollowTheEagerNaNRules) {
   EXPECT_EQ(eq, (std::vector<uint8_t>{1, 0, 1, 1, 1, 1}));  // NaN == NaN is false
 }
 
+// KILN_DUMP_IR writes what lowered() gives: Halide's loop nest of the kernel.
+TEST_F(HalideKernelsTest, LoweredIsHalidesStatement) {
+  auto kernel = parse(R"mlir(
+    func.func private @dumped(%a: tensor<64x64xf32>) -> tensor<64x64xf32> attributes {kiln.kernel = "fusion"} {
+      %e = kiln.exp %a : tensor<64x64xf32>
+      return %e : tensor<64x64xf32>
+    })mlir");
+  std::string why;
+  auto compiled = halideKernels().compile(kernel, false, why);
+  ASSERT_TRUE(compiled) << why;
+  const std::string stmt = compiled->lowered();
+  EXPECT_NE(stmt.find("kiln_halide_dumped"), std::string::npos) << stmt;
+  EXPECT_NE(stmt.find("for ("), std::string::npos) << stmt;
+  EXPECT_NE(compiled->describe().find("@dumped"), std::string::npos);
+}
+
 // A float32 row sum adds float32 pairs (element 32k + l with 32k + 16 + l) before the
 // double accumulator, as the eager kernels: 1e8 + 1 + (-1e8) pairs to 0 + 0 in float32.
 TEST_F(HalideKernelsTest, Float32SumsPairAsTheEagerKernels) {

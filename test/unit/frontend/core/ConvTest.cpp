@@ -102,6 +102,22 @@ TEST_P(Conv2dOneDnn, MatchesTheReferenceKernelOnANonContiguousInput) {
   expectMatchesReference(x, randn(c.w), c);
 }
 
+// A strided slice whose strides oneDNN's descriptors cannot say (kiln-fuzz seed 400002:
+// [11,5,1,5] sliced to every third column: dim 1's stride 5 is below dim 3's 3 x 2, so
+// oneDNN calls the layout overlapping): conv2d copies it contiguous instead of failing with
+// "could not construct a memory descriptor using strides".
+TEST(Conv2d, AStridedSliceOneDnnCannotDescribeIsCopied) {
+  manual_seed(400002);
+  Tensor x = randn({11, 5, 1, 5}).slice(3, 1, 5, 3);
+  ASSERT_EQ(x.sizes(), (Shape{11, 5, 1, 2}));
+  ASSERT_FALSE(x.is_contiguous());
+  Tensor w = randn({3, 5, 3, 3}), b = randn({3});
+  Tensor got = conv2d(x, w, b, {2}, {1}, {1}, 1);
+  Tensor want = conv2d(x.contiguous(), w, b, {2}, {1}, {1}, 1);
+  ASSERT_EQ(got.sizes(), want.sizes());
+  EXPECT_EQ(amax(abs(sub(got, want))).item<float>(), 0.0f);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, Conv2dOneDnn,
     ::testing::Values(ConvCase{"conv3x3", {4, 32, 16, 16}, {32, 32, 3, 3}, {1}, {1}, {1}, 1},
