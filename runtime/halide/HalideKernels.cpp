@@ -5,10 +5,13 @@
 #include <Halide.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <numbers>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "dialect/KilnOps.h"
@@ -330,7 +333,8 @@ struct Reduction {
 
 class Translator {
  public:
-  explicit Translator(mlir::func::FuncOp kernel) : kernel_(kernel) {}
+  // `hand`: schedule as below; otherwise leave every Func unscheduled for an autoscheduler.
+  Translator(mlir::func::FuncOp kernel, bool hand) : kernel_(kernel), hand_(hand) {}
 
   // The pipeline's inputs and outputs; throws Declined.
   void translate() {
@@ -410,6 +414,7 @@ class Translator {
   std::vector<Func>& outputs() { return outputs_; }
   // Per kernel result: its output Func and its element of that Func's Tuple.
   const std::vector<std::pair<size_t, size_t>>& resultSlots() const { return resultSlots_; }
+  const std::vector<std::vector<int64_t>>& outputShapes() const { return outputShapes_; }
   const std::string& scheduled() const { return scheduled_; }
 
  private:
@@ -594,7 +599,9 @@ class Translator {
       a(lhs) = combine(a(lhs), value);
       const int lanes = neutral.type().bits() == 64 ? 8 : 16;
       Halide::RDom& r = *domain;
-      if (contiguous && (pairs || input.getDimSize(dims.back()) >= 2 * lanes)) {
+      if (!hand_) {
+        // An autoscheduler places it; rfactor and reorder are schedules of its own.
+      } else if (contiguous && (pairs || input.getDimSize(dims.back()) >= 2 * lanes)) {
         Var u("lane" + std::to_string(counter_++));
         Func partial;
         if (pairs) {
@@ -691,6 +698,7 @@ class Translator {
   }
 
   mlir::func::FuncOp kernel_;
+  bool hand_;
   std::vector<Halide::ImageParam> inputs_;
   std::vector<Func> outputs_;
   std::vector<std::vector<int64_t>> outputShapes_;  // per output Func
@@ -806,16 +814,58 @@ Halide::Target jitTarget() {
   return target;
 }
 
+// KILN_HALIDE_SCHEDULE: "hand" (the default: Translator's schedule) or one of Halide 14's
+// autoschedulers, Mullapudi2016, Adams2019 or Li2018, loaded from Debian's plugins (for
+// measuring one against the other: docs/BACKENDS.md).
+std::string scheduleChoice() {
+  const char* env = std::getenv("KILN_HALIDE_SCHEDULE");
+  std::string choice = env && *env ? env : "hand";
+  if (choice != "hand" && choice != "Mullapudi2016" && choice != "Adams2019" && choice != "Li2018")
+    throw Declined{"KILN_HALIDE_SCHEDULE must be hand, Mullapudi2016, Adams2019 or Li2018, not '" +
+                   choice + "'"};
+  return choice;
+}
+
+void loadAutoscheduler(const std::string& name) {
+  static std::mutex mutex;
+  static std::set<std::string> loaded;
+  std::lock_guard lock(mutex);
+  if (!loaded.insert(name).second) return;
+  std::string file = name;
+  std::transform(file.begin(), file.end(), file.begin(), [](unsigned char c) { return std::tolower(c); });
+  Halide::load_plugin("/usr/lib/x86_64-linux-gnu/halide14/libautoschedule_" + file + ".so");
+}
+
+// Every input's and output's whole extent, as the autoschedulers need them.
+void setEstimates(std::vector<Halide::ImageParam>& inputs, mlir::func::FuncOp kernel,
+                  std::vector<Func>& outputs, const std::vector<std::vector<int64_t>>& shapes) {
+  auto region = [](llvm::ArrayRef<int64_t> shape) {
+    Halide::Region r;
+    for (auto d = shape.rbegin(); d != shape.rend(); ++d) r.emplace_back(0, int(*d));
+    return r;
+  };
+  for (size_t k = 0; k < inputs.size(); ++k)
+    inputs[k].set_estimates(region(llvm::cast<mlir::RankedTensorType>(kernel.getArgumentTypes()[k]).getShape()));
+  for (size_t g = 0; g < outputs.size(); ++g) outputs[g].set_estimates(region(shapes[g]));
+}
+
 std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel) {
   installHandlers();
-  Translator translator(kernel);
+  const std::string choice = scheduleChoice();
+  Translator translator(kernel, choice == "hand");
   translator.translate();
-  translator.schedule();
+  if (choice == "hand") translator.schedule();
   std::vector<Halide::Argument> arguments;
   for (Halide::ImageParam& param : translator.inputs()) arguments.push_back(param);
   const std::string name = kernel.getSymName().str();
   Halide::Pipeline pipeline(translator.outputs());
   Halide::Target target = jitTarget();
+  if (choice != "hand") {
+    loadAutoscheduler(choice);
+    setEstimates(translator.inputs(), kernel, translator.outputs(), translator.outputShapes());
+    const Halide::MachineParams machine(std::max(1, kiln::get_num_threads()), 32u << 20, 40);
+    pipeline.auto_schedule(choice, target, machine);
+  }
   Halide::Module module = pipeline.compile_to_module(arguments, "kiln_halide_" + name, target);
   Halide::Internal::JITModule jit(module, module.get_function_by_name("kiln_halide_" + name), {});
   std::vector<BufferShape> operands, results;
@@ -829,7 +879,7 @@ std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel) {
       if (slots[k].first == g) resultOf.push_back(k);
   for (size_t k : resultOf)
     results.push_back(bufferShape(llvm::cast<mlir::RankedTensorType>(kernel.getResultTypes()[k])));
-  std::string schedule = translator.scheduled();
+  std::string schedule = choice == "hand" ? translator.scheduled() : "autoscheduled by " + choice;
   if (schedule.empty()) schedule = "serial";
   return std::make_shared<HalideKernel>(name, module, std::move(jit), std::move(operands),
                                         std::move(results), std::move(resultOf),
@@ -842,7 +892,13 @@ class HalideKernels final : public KernelCodegen {
 
   std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace,
                                                 std::string& why) const override {
-    const std::string key = keyOf(kernel);
+    std::string key;
+    try {
+      key = scheduleChoice() + "\n" + keyOf(kernel);
+    } catch (const Declined& declined) {
+      why = declined.why;
+      return nullptr;
+    }
     std::shared_ptr<const HalideKernel> compiled;
     {
       std::lock_guard lock(mutex_);

@@ -121,6 +121,45 @@ TEST_F(HalideKernelsTest, WhatItDoesNotTranslateItDeclinesWithAReason) {
                  "operand");
 }
 
+// KILN_HALIDE_SCHEDULE puts one of Halide's autoschedulers in place of the hand schedule
+// (to measure one against the other); the values are the same, and a name Halide does not
+// have is declined with the list.
+TEST_F(HalideKernelsTest, AnAutoschedulerGivesTheSameValues) {
+  auto kernel = parse(R"mlir(
+    func.func private @k(%a: tensor<8x40xf32>) -> tensor<8x1xf32> attributes {kiln.kernel = "fusion"} {
+      %e = kiln.exp %a : tensor<8x40xf32>
+      %s = kiln.reduce sum %e, dims = [1] keep_dims : tensor<8x40xf32>
+      return %s : tensor<8x1xf32>
+    })mlir");
+  std::vector<float> a(320);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(i % 17) / 8.0f - 1.0f;
+  auto run = [&](const char* schedule) {
+    setenv("KILN_HALIDE_SCHEDULE", schedule, 1);
+    std::string why;
+    auto compiled = halideKernels().compile(kernel, false, why);
+    unsetenv("KILN_HALIDE_SCHEDULE");
+    EXPECT_TRUE(compiled) << schedule << ": " << why;
+    std::vector<float> sums(8, -1);
+    if (!compiled) return sums;
+    void* operands[] = {a.data()};
+    void* results[] = {sums.data()};
+    compiled->run(operands, results);
+    EXPECT_NE(compiled->describe().find(std::string(schedule) == "hand" ? "vector-lanes" : schedule),
+              std::string::npos)
+        << compiled->describe();
+    return sums;
+  };
+  const std::vector<float> hand = run("hand");
+  EXPECT_EQ(run("Mullapudi2016"), hand);
+
+  setenv("KILN_HALIDE_SCHEDULE", "Fastest", 1);
+  std::string why;
+  EXPECT_FALSE(halideKernels().compile(kernel, false, why));
+  unsetenv("KILN_HALIDE_SCHEDULE");
+  EXPECT_EQ(why, "KILN_HALIDE_SCHEDULE must be hand, Mullapudi2016, Adams2019 or Li2018, not "
+                 "'Fastest'");
+}
+
 // Results of one shape are computed in one loop nest, so a result written over its operand
 // (a state updated in place) does not change what the other results read.
 TEST_F(HalideKernelsTest, ResultsOfOneShapeReadOperandsBeforeAnyIsWritten) {
