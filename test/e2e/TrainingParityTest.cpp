@@ -78,7 +78,9 @@ void expectSameTraining(bool symbolic, const std::vector<Batch>& data, MakeModel
     worstLoss = std::max(worstLoss, std::fabs(double(losses[i]) - eagerLosses[i]) /
                                         std::max(1.0, std::fabs(double(eagerLosses[i]))));
   EXPECT_LE(worstLoss, 1e-5);
-  if (!compiled()) EXPECT_EQ(losses, eagerLosses);  // the same kernels in the same order
+  if (!compiled()) {
+    EXPECT_EQ(losses, eagerLosses);  // the same kernels in the same order
+  }
   auto eagerState = eagerModel->state_dict();
   for (const auto& [name, t] : model->state_dict()) {
     const Tensor* expected = eagerState.find(name);

@@ -490,9 +490,10 @@ TEST_F(ShapeAgreementTest, CoversEveryRecordedOp) {
   // The skipped ops are exactly the factories.
   for (const OpDef* op : ops::allOps()) {
     EXPECT_EQ(kNotRecorded.count(op) == 1, op->kilnOp == "kiln.constant") << op->name;
-    if (!kNotRecorded.count(op))
+    if (!kNotRecorded.count(op)) {
       EXPECT_TRUE(covered.count(op)) << "no calls for '" << op->name
                                      << "': add them to callsByOp() in ShapeAgreementTest.cpp";
+    }
   }
 }
 
