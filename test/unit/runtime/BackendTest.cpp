@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "dialect/KilnDialect.h"
 #include "kiln/core/Functional.h"
@@ -142,6 +145,24 @@ func.func @main(%x: tensor<2x3xf64> {kiln.input = 0 : i64}) -> tensor<2x3xf64> {
                      "than f32 math"),
             std::string::npos)
       << log;
+}
+
+// KILN_DUMP_IR covers HALIDE: beside the MLIR stages, each Halide kernel's lowered statement.
+TEST_F(BackendTest, KilnDumpIrWritesHalidesLoweredStatement) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "halide-dump";
+  std::filesystem::remove_all(dir);
+  setenv("KILN_DUMP_IR", dir.c_str(), 1);
+  setenv("KILN_CACHE_DIR", "off", 1);
+  auto program = compile({findBackend("HALIDE"), true}, kNeg);
+  unsetenv("KILN_DUMP_IR");
+  std::string stmt;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().string().ends_with("-HALIDE-main_kernel_0.stmt")) {
+      std::ifstream in(entry.path());
+      stmt.assign(std::istreambuf_iterator<char>(in), {});
+    }
+  EXPECT_NE(stmt.find("kiln_halide_main_kernel_0"), std::string::npos) << stmt;
 }
 
 TEST_F(BackendTest, ABackendThatDoesNotServeTheDeviceIsACompileError) {
