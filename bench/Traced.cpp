@@ -586,35 +586,27 @@ int main(int argc, char** argv) {
 
   // ---- compile latency, cold and warm (workload 5) ----
   std::vector<ChildRun> cold, warm, halideCold, halideWarm;
-  if (wanted(opt, "compile")) {
-    const int n = std::max(1, std::min(opt.reps, 7));
+  // n cold children of `backend`, each in a fresh cache directory, then (withWarm) n warm
+  // ones on the first of those directories.
+  auto children = [&](const std::string& backend, int n, bool withWarm, std::vector<ChildRun>& c,
+                      std::vector<ChildRun>& w) {
+    const std::string label = backend == "MLIR" ? "" : backend + " ";
     std::vector<std::string> dirs;
     for (int i = 0; i < n; ++i) {
-      std::fprintf(stderr, "compile latency: HALIDE cold child %d of %d\n", i + 1, n);
+      std::fprintf(stderr, "compile latency: %scold child %d of %d\n", label.c_str(), i + 1, n);
       dirs.push_back(freshDirectory());
-      halideCold.push_back(runChild(dirs.back(), threads, "HALIDE"));
+      c.push_back(runChild(dirs.back(), threads, backend));
     }
-    for (int i = 0; i < n; ++i) {
-      std::fprintf(stderr, "compile latency: HALIDE warm child %d of %d\n", i + 1, n);
-      halideWarm.push_back(runChild(dirs.front(), threads, "HALIDE"));
+    for (int i = 0; withWarm && i < n; ++i) {
+      std::fprintf(stderr, "compile latency: %swarm child %d of %d\n", label.c_str(), i + 1, n);
+      w.push_back(runChild(dirs.front(), threads, backend));
     }
     for (const std::string& d : dirs) std::filesystem::remove_all(d);
-  }
-  if (wanted(opt, "compile") || wanted(opt, "peak memory")) {
-    const int n = wanted(opt, "compile") ? std::max(1, std::min(opt.reps, 7)) : 1;
-    std::vector<std::string> dirs;
-    for (int i = 0; i < n; ++i) {
-      std::fprintf(stderr, "compile latency: cold child %d of %d\n", i + 1, n);
-      dirs.push_back(freshDirectory());
-      cold.push_back(runChild(dirs.back(), threads));
-    }
-    if (wanted(opt, "compile"))
-      for (int i = 0; i < n; ++i) {
-        std::fprintf(stderr, "compile latency: warm child %d of %d\n", i + 1, n);
-        warm.push_back(runChild(dirs.front(), threads));
-      }
-    for (const std::string& d : dirs) std::filesystem::remove_all(d);
-  }
+  };
+  const int childCount = std::max(1, std::min(opt.reps, 7));
+  if (wanted(opt, "compile")) children("HALIDE", childCount, true, halideCold, halideWarm);
+  if (wanted(opt, "compile") || wanted(opt, "peak memory"))
+    children("MLIR", wanted(opt, "compile") ? childCount : 1, wanted(opt, "compile"), cold, warm);
 
   // ---- peak memory of one MLP step (workload 6) ----
   struct Peak {

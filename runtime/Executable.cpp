@@ -284,22 +284,18 @@ mlir::func::FuncOp calleeOf(mlir::Operation* step) {
 
 HostOp hostOpFor(mlir::Operation* step, const SourceLoc& loc,
                  const std::map<std::string, std::shared_ptr<const ExternalKernel>>& external) {
+  HostOp host;
+  host.operands = metasOf(step->getOperandTypes());
+  host.results = metasOf(step->getResultTypes());
   if (mlir::func::FuncOp callee = calleeOf(step)) {
-    auto found = external.find(callee.getSymName().str());
-    if (found != external.end()) {
-      HostOp host;
+    if (auto found = external.find(callee.getSymName().str()); found != external.end()) {
       host.what = "kernel @" + callee.getSymName().str();
-      host.operands = metasOf(step->getOperandTypes());
-      host.results = metasOf(step->getResultTypes());
       host.external = found->second;
       return host;
     }
   }
   mlir::Operation* op = computedBy(step);
-  HostOp host;
   host.what = where(op);
-  host.operands = metasOf(step->getOperandTypes());
-  host.results = metasOf(step->getResultTypes());
   for (mlir::Value operand : step->getOperands()) {
     auto transpose = operand.getDefiningOp<mlir::kiln::TransposeOp>();
     const bool view = transpose && mlir::kiln::isBufferView(transpose);
@@ -396,8 +392,9 @@ std::shared_ptr<const Executable> Executable::compile(
   clock.lap("planning");
   const std::string declined = kernels ? executable->takeKernels(*module, *kernels) : "";
   if (kernels) clock.lap(kernels->name().data());
-  for (const auto& [name, kernel] : executable->externalKernels_)
-    if (dumps.enabled()) dumps.write(std::string(kernels->name()) + "-" + name, kernel->lowered(), ".stmt");
+  if (dumps.enabled())
+    for (const auto& [name, kernel] : executable->externalKernels_)
+      dumps.write(std::string(kernels->name()) + "-" + name, kernel->lowered(), ".stmt");
   dumps.write("planned", *module);
   const std::string plannedBytecode = cache->enabled() ? bytecodeOf(*module) : "";
   executable->readPlan(*module, op, loc);
