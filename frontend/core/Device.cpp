@@ -43,4 +43,16 @@ std::string Device::str() const {
 
 std::ostream& operator<<(std::ostream& os, const Device& device) { return os << device.str(); }
 
+namespace detail {
+namespace {
+thread_local Device tFactoryDevice = kCPU;
+}  // namespace
+
+Device factoryDevice() { return tFactoryDevice; }
+FactoryDeviceGuard::FactoryDeviceGuard(Device device) : previous_(tFactoryDevice) {
+  tFactoryDevice = device;
+}
+FactoryDeviceGuard::~FactoryDeviceGuard() { tFactoryDevice = previous_; }
+}  // namespace detail
+
 }  // namespace kiln

@@ -2,7 +2,9 @@
 // tracer's hook, for every op (see kiln/core/Dispatcher.h).
 #include "kiln/core/Dispatcher.h"
 
+#include "frontend/core/cuda/Kernels.h"
 #include "frontend/core/kernels/Copy.h"
+#include "frontend/core/ops/OpTable.h"
 #include "kiln/core/Autograd.h"
 
 namespace kiln {
@@ -23,6 +25,13 @@ std::vector<TensorMeta> checkedMetas(const OpDef& op, const std::vector<Tensor>&
                              ") is a symbolic trace placeholder used outside its trace");
     metas.push_back(TensorMeta{x.sizes(), x.dtype(), x.device()});
   }
+  // Every op of the table runs on one device; only to() moves values between them.
+  if (&op != &ops::kToDevice)
+    for (size_t i = 1; i < metas.size(); ++i)
+      if (metas[i].device != metas[0].device)
+        throw Error::make(loc, op.name, "expects all operands on one device, but operand 0 (shape ",
+                          metas[0].shape, ") is on ", metas[0].device, " and operand ", i, " (shape ",
+                          metas[i].shape, ") is on ", metas[i].device, "; move one with .to()");
   return metas;
 }
 
@@ -31,9 +40,14 @@ std::vector<TensorMeta> checkedMetas(const OpDef& op, const std::vector<Tensor>&
 // the user reading a value, so it must neither warn that a value is baked in nor throw in
 // a symbolic trace; and whatever ops a kernel dispatches internally are part of this op,
 // which the hook records once, as a whole.
+// Ops on CUDA tensors run CUDA kernels (frontend/core/cuda); to() copies between devices
+// itself.
 void runKernel(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs) {
   DispatchHookGuard kernelOnly(nullptr);
-  op.kernel(args, outputs);
+  if (!outputs.empty() && outputs[0].device().isCUDA() && &op != &ops::kToDevice)
+    cuda::runKernel(op, args, outputs);
+  else
+    op.kernel(args, outputs);
 }
 
 // A view in a symbolic trace: a placeholder with the strides and offset the eager view

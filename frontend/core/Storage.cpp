@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "frontend/core/cuda/Allocator.h"
 #include "kiln/core/Error.h"
 
 namespace kiln {
@@ -155,9 +156,7 @@ Storage::~Storage() {
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device, std::string_view op,
                                            const std::source_location& loc) {
-  if (!device.isCPU())
-    throw Error::make(loc, op, "cannot allocate ", nbytes, " bytes on ", device,
-                      ": only CPU storage is supported so far");
+  if (device.isCUDA()) return cuda::allocateStorage(device.index, nbytes, op, loc);
   if (nbytes == 0) return std::shared_ptr<Storage>(new Storage(gEmpty, 0, {}, device));
   if (nbytes >= kLargeBlock) {
     size_t size = LargeBlockCache::blockSize(nbytes);

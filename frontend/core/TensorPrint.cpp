@@ -249,6 +249,8 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   const int64_t indent = int64_t(prefix.size());
   std::string body;
   std::vector<std::string> suffixes;
+  // As torch: the device first, for any device but the CPU.
+  if (!t.device().isCPU()) suffixes.push_back("device='" + t.device().str() + "'");
   if (t.is_placeholder()) {
     body = "<placeholder>";
     suffixes.push_back(sizeSuffix(t.sizes()));
@@ -263,7 +265,8 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
       // No values to infer int64 or bool from, so only float32 goes unnamed.
       if (t.dtype() != kDefaultFloat) suffixes.push_back("dtype=" + qualifiedName(t.dtype()));
     } else {
-      body = valuesStr(t, indent);
+      // A CUDA tensor's values are read on the host, after the work that makes them.
+      body = valuesStr(t.device().isCPU() ? t : t.detach().cpu(), indent);
       if (!impliedByValues(t.dtype())) suffixes.push_back("dtype=" + qualifiedName(t.dtype()));
     }
   }

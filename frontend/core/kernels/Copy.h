@@ -5,7 +5,8 @@
 
 namespace kiln::kernels {
 
-// Writes src's values into dst (same shape and dtype, any strides, dst not overlapping src).
+// Writes src's values into dst (same shape and dtype, any strides, dst not overlapping src),
+// on one device or from one device to another.
 void copyValues(const Tensor& dst, const Tensor& src);
 
 // x itself when contiguous, else a contiguous copy of its values (no autograd history).

@@ -346,9 +346,16 @@ Tensor toFloating(const Tensor& x, const SourceLoc& loc) {
 }
 
 // Converts both operands to `dtype` and broadcasts them to a common shape.
-std::pair<Tensor, Tensor> promoteAndBroadcast(std::string_view op, const Tensor& a,
-                                              const Tensor& b, DType dtype,
+// A 0-d CPU tensor meeting a tensor on another device joins it there, as a scalar does in
+// PyTorch.
+Tensor onDeviceOf(const Tensor& x, const Tensor& other, const SourceLoc& loc) {
+  return x.device() != other.device() && x.dim() == 0 && x.device().isCPU() ? x.to(other.device(), loc) : x;
+}
+
+std::pair<Tensor, Tensor> promoteAndBroadcast(std::string_view op, const Tensor& a0,
+                                              const Tensor& b0, DType dtype,
                                               const SourceLoc& loc) {
+  const Tensor a = onDeviceOf(a0, b0, loc), b = onDeviceOf(b0, a0, loc);
   Shape shape = broadcastShapes(a.sizes(), b.sizes(), op, loc);
   return {expandTo(convert(a, dtype, loc), shape, loc), expandTo(convert(b, dtype, loc), shape, loc)};
 }
@@ -423,12 +430,14 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, const SourceL
 }
 
 Tensor scalarOperand(const Tensor& like, double value, ScalarKind kind, const SourceLoc& loc) {
+  detail::FactoryDeviceGuard onDevice(like.device());
   return scalar_tensor(value, resultTypeWithScalar(like.dtype(), kind), loc);
 }
 
 // Integral scalars keep all 64 bits when the result is integral (2^53 + 1 stays exact).
 Tensor scalarOperand(const Tensor& like, int64_t value, ScalarKind kind, const SourceLoc& loc) {
   DType dtype = resultTypeWithScalar(like.dtype(), kind);
+  detail::FactoryDeviceGuard onDevice(like.device());
   if (isFloatingPoint(dtype)) return scalar_tensor(double(value), dtype, loc);
   return full({}, value, dtype, loc);
 }

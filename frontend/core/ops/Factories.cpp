@@ -32,8 +32,10 @@ const OpDef kFull{"full", "kiln.constant", factoryShape, fullKernel, nullptr, nu
 
 }  // namespace ops
 
-Tensor full(Shape shape, double value, DType dtype, const SourceLoc& loc) {
-  return dispatch1(ops::kFull, {}, {{"shape", std::move(shape)}, {"value", value}, {"dtype", dtype}},
+Tensor full(Shape shape, double value, TensorOptions options, const SourceLoc& loc) {
+  detail::FactoryDeviceGuard onDevice(options.device());
+  return dispatch1(ops::kFull, {},
+                   {{"shape", std::move(shape)}, {"value", value}, {"dtype", options.dtype_or(kFloat32)}},
                    loc);
 }
 Tensor detail::fullExact(Shape shape, int64_t value, DType dtype, const SourceLoc& loc) {
@@ -41,13 +43,19 @@ Tensor detail::fullExact(Shape shape, int64_t value, DType dtype, const SourceLo
                    loc);
 }
 // Uninitialized in PyTorch; zeros here, so a trace records a defined constant.
-Tensor empty(Shape shape, DType dtype, const SourceLoc& loc) { return full(std::move(shape), 0.0, dtype, loc); }
-Tensor zeros(Shape shape, DType dtype, const SourceLoc& loc) { return full(std::move(shape), 0.0, dtype, loc); }
-Tensor ones(Shape shape, DType dtype, const SourceLoc& loc) { return full(std::move(shape), 1.0, dtype, loc); }
-Tensor zeros_like(const Tensor& x, const SourceLoc& loc) { return full(x.sizes(), 0.0, x.dtype(), loc); }
-Tensor ones_like(const Tensor& x, const SourceLoc& loc) { return full(x.sizes(), 1.0, x.dtype(), loc); }
-Tensor full_like(const Tensor& x, double value, const SourceLoc& loc) { return full(x.sizes(), value, x.dtype(), loc); }
-Tensor scalar_tensor(double value, DType dtype, const SourceLoc& loc) { return full({}, value, dtype, loc); }
+Tensor empty(Shape shape, TensorOptions options, const SourceLoc& loc) { return full(std::move(shape), 0.0, options, loc); }
+Tensor zeros(Shape shape, TensorOptions options, const SourceLoc& loc) { return full(std::move(shape), 0.0, options, loc); }
+Tensor ones(Shape shape, TensorOptions options, const SourceLoc& loc) { return full(std::move(shape), 1.0, options, loc); }
+namespace {
+TensorOptions like(const Tensor& x) { return TensorOptions(x.dtype()).device(x.device()); }
+}  // namespace
+Tensor zeros_like(const Tensor& x, const SourceLoc& loc) { return full(x.sizes(), 0.0, like(x), loc); }
+Tensor ones_like(const Tensor& x, const SourceLoc& loc) { return full(x.sizes(), 1.0, like(x), loc); }
+Tensor full_like(const Tensor& x, double value, const SourceLoc& loc) { return full(x.sizes(), value, like(x), loc); }
+// On the device of the factory guard: a scalar operand lands where its op runs.
+Tensor scalar_tensor(double value, DType dtype, const SourceLoc& loc) {
+  return full({}, value, TensorOptions(dtype).device(detail::factoryDevice()), loc);
+}
 
 template <Scalar T>
 Tensor tensor(const std::vector<T>& values, std::optional<Shape> shape, const SourceLoc& loc) {

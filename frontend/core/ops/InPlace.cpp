@@ -22,6 +22,10 @@ Tensor operandFor(const Tensor& self, const Tensor& other, const char* op, const
                            " would broadcast the result to ", shape,
                            ", which does not fit in place into shape ", self.sizes());
   Tensor x = convert(other, self.dtype(), loc);
+  // copy_ takes a source on any device, as PyTorch; other ops a CPU scalar (0-d) with a
+  // CUDA tensor. Anything else meets the dispatcher's one-device check.
+  if (x.device() != self.device() && (std::string_view(op) == "copy_" || x.dim() == 0))
+    x = x.to(self.device(), loc);
   return x.sizes() == shape ? x : x.expand(shape, loc);
 }
 
@@ -93,6 +97,7 @@ Tensor& Tensor::copy_(const Tensor& src, const SourceLoc& loc) {
 }
 
 Tensor& Tensor::fill_(double value, const SourceLoc& loc) {
+  detail::FactoryDeviceGuard onDevice(device());
   dispatchInPlace(ops::kFull, *this, {}, {{"shape", sizes()}, {"value", value}, {"dtype", dtype()}}, loc);
   return *this;
 }

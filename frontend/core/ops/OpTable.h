@@ -13,6 +13,10 @@ namespace kiln::ops {
 #include "frontend/core/ops/OpTable.def"
 #undef KILN_OP
 
+// Tensor::to(Device): a copy to another device. Not a primitive of the table (those run on
+// one device each, and the tracer records none of this one yet).
+extern const OpDef kToDevice;
+
 // Every op above, for the tracer's coverage check and for tests.
 std::span<const OpDef* const> allOps();
 

@@ -116,7 +116,7 @@ const Tensor& defaultRngKey() {
 
 namespace {
 
-Tensor sample(const char* dist, Shape shape, DType dtype, double a, double b, const SourceLoc& loc) {
+Tensor sampleOnCpu(const char* dist, Shape shape, DType dtype, double a, double b, const SourceLoc& loc) {
   Attrs attrs{{"distribution", std::string(dist)}, {"shape", shape}, {"dtype", dtype}, {"a", a}, {"b", b}};
   if (!currentDispatchHook()) {
     // Eager: reserve the blocks atomically, so concurrent draws never share a counter.
@@ -132,6 +132,15 @@ Tensor sample(const char* dist, Shape shape, DType dtype, double a, double b, co
   return outs[0];
 }
 
+// Drawn on the CPU from the one Philox stream and copied to the device: the same seed
+// gives the same numbers on every device.
+Tensor sample(const char* dist, Shape shape, DType dtype, double a, double b, Device device,
+              const SourceLoc& loc) {
+  detail::FactoryDeviceGuard onCpu(kCPU);
+  Tensor values = sampleOnCpu(dist, std::move(shape), dtype, a, b, loc);
+  return device.isCPU() ? values : values.to(device, loc);
+}
+
 void requireFloating(const char* op, DType dtype, const SourceLoc& loc) {
   if (!isFloatingPoint(dtype))
     throw TypeError::make(loc, op, "expects a floating-point dtype, got ", dtype);
@@ -139,29 +148,32 @@ void requireFloating(const char* op, DType dtype, const SourceLoc& loc) {
 
 }  // namespace
 
-Tensor rand(Shape shape, DType dtype, const SourceLoc& loc) {
+Tensor rand(Shape shape, TensorOptions options, const SourceLoc& loc) {
+  const DType dtype = options.dtype_or(kFloat32);
   requireFloating("rand", dtype, loc);
-  return sample("uniform", std::move(shape), dtype, 0.0, 1.0, loc);
+  return sample("uniform", std::move(shape), dtype, 0.0, 1.0, options.device(), loc);
 }
 
-Tensor randn(Shape shape, DType dtype, const SourceLoc& loc) {
+Tensor randn(Shape shape, TensorOptions options, const SourceLoc& loc) {
+  const DType dtype = options.dtype_or(kFloat32);
   requireFloating("randn", dtype, loc);
-  return sample("normal", std::move(shape), dtype, 0.0, 1.0, loc);
+  return sample("normal", std::move(shape), dtype, 0.0, 1.0, options.device(), loc);
 }
 
-Tensor bernoulli(Shape shape, double p, DType dtype, const SourceLoc& loc) {
+Tensor bernoulli(Shape shape, double p, TensorOptions options, const SourceLoc& loc) {
   if (!(p >= 0.0 && p <= 1.0))
     throw Error::make(loc, "bernoulli", "p must be in [0, 1], got ", p);
-  return sample("bernoulli", std::move(shape), dtype, p, 0.0, loc);
+  return sample("bernoulli", std::move(shape), options.dtype_or(kFloat32), p, 0.0, options.device(), loc);
 }
 
 // floor(low + u (high - low)) with u a float64 uniform in [0, 1): exact for ranges below
 // 2^53, and made of primitives so a trace records it.
-Tensor randint(int64_t low, int64_t high, Shape shape, DType dtype, const SourceLoc& loc) {
+Tensor randint(int64_t low, int64_t high, Shape shape, TensorOptions options, const SourceLoc& loc) {
   if (high <= low)
     throw Error::make(loc, "randint", "high (", high, ") must be greater than low (", low, ")");
-  Tensor u = sample("uniform", std::move(shape), kFloat64, double(low), double(high), loc);
-  return convert(floor(u, loc), dtype, loc);
+  Tensor u = sample("uniform", std::move(shape), kFloat64, double(low), double(high), kCPU, loc);
+  Tensor values = convert(floor(u, loc), options.dtype_or(kInt64), loc);
+  return options.device().isCPU() ? values : values.to(options.device(), loc);
 }
 
 Tensor detail::arangeImpl(double start, double end, double step, DType dtype, const SourceLoc& loc) {

@@ -62,7 +62,7 @@ std::vector<TensorMeta> factoryShape(const OpDef& op, std::span<const TensorMeta
                                      const Attrs& attrs, const SourceLoc& loc) {
   const Shape& shape = attrs.get<Shape>("shape");
   checkedNumel(shape, op.name, loc);
-  return {TensorMeta{shape, attrs.get<DType>("dtype"), kCPU}};
+  return {TensorMeta{shape, attrs.get<DType>("dtype"), detail::factoryDevice()}};
 }
 
 }  // namespace kiln::ops

@@ -41,4 +41,21 @@ struct Device {
 
 std::ostream& operator<<(std::ostream& os, const Device& device);
 
+namespace detail {
+// The device factories without an operand put their tensors on (full, arange, rand): the
+// CPU unless a FactoryDeviceGuard on this thread says otherwise. zeros_like(x), a scalar
+// operand of an op on x and factories given a device set it around their dispatch.
+Device factoryDevice();
+class FactoryDeviceGuard {
+ public:
+  explicit FactoryDeviceGuard(Device device);
+  ~FactoryDeviceGuard();
+  FactoryDeviceGuard(const FactoryDeviceGuard&) = delete;
+  FactoryDeviceGuard& operator=(const FactoryDeviceGuard&) = delete;
+
+ private:
+  Device previous_;
+};
+}  // namespace detail
+
 }  // namespace kiln

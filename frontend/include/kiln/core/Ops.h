@@ -16,11 +16,31 @@ template <class S>
 concept Scalar = std::is_arithmetic_v<S>;
 
 // ---- factories ------------------------------------------------------------------------
-Tensor empty(Shape shape, DType dtype = kFloat32, const SourceLoc& loc = SourceLoc::current());
-Tensor full(Shape shape, double value, DType dtype = kFloat32,
+// torch::TensorOptions: the dtype and device a factory makes its tensor with. It converts
+// from either alone, so zeros({2}, kFloat64), randn({4}, kCUDA) and
+// zeros({2}, TensorOptions().dtype(kHalf).device(kCUDA)) read as in LibTorch. A factory
+// given no dtype uses its own default (float32; int64 for randint).
+class TensorOptions {
+ public:
+  TensorOptions() = default;
+  TensorOptions(DType dtype) : dtype_(dtype) {}
+  TensorOptions(DeviceType type) : device_(type) {}
+  TensorOptions(Device device) : device_(device) {}
+  TensorOptions dtype(DType dtype) const { TensorOptions o = *this; o.dtype_ = dtype; return o; }
+  TensorOptions device(Device device) const { TensorOptions o = *this; o.device_ = device; return o; }
+  DType dtype_or(DType fallback) const { return dtype_.value_or(fallback); }
+  Device device() const { return device_; }
+
+ private:
+  std::optional<DType> dtype_;
+  Device device_ = kCPU;
+};
+
+Tensor empty(Shape shape, TensorOptions options = {}, const SourceLoc& loc = SourceLoc::current());
+Tensor full(Shape shape, double value, TensorOptions options = {},
             const SourceLoc& loc = SourceLoc::current());
-Tensor zeros(Shape shape, DType dtype = kFloat32, const SourceLoc& loc = SourceLoc::current());
-Tensor ones(Shape shape, DType dtype = kFloat32, const SourceLoc& loc = SourceLoc::current());
+Tensor zeros(Shape shape, TensorOptions options = {}, const SourceLoc& loc = SourceLoc::current());
+Tensor ones(Shape shape, TensorOptions options = {}, const SourceLoc& loc = SourceLoc::current());
 Tensor zeros_like(const Tensor& x, const SourceLoc& loc = SourceLoc::current());
 Tensor ones_like(const Tensor& x, const SourceLoc& loc = SourceLoc::current());
 Tensor full_like(const Tensor& x, double value, const SourceLoc& loc = SourceLoc::current());
@@ -49,12 +69,14 @@ Tensor linspace(double start, double end, int64_t steps, DType dtype = kFloat32,
                 const SourceLoc& loc = SourceLoc::current());
 // Random tensors from the default Philox generator (manual_seed), advancing its offset;
 // recorded as kiln.rng so a trace draws the same stream.
-Tensor rand(Shape shape, DType dtype = kFloat32, const SourceLoc& loc = SourceLoc::current());
-Tensor randn(Shape shape, DType dtype = kFloat32, const SourceLoc& loc = SourceLoc::current());
-Tensor randint(int64_t low, int64_t high, Shape shape, DType dtype = kInt64,
+// On a CUDA device the values are drawn as on the CPU and copied there, so a seed gives the
+// same numbers on every device.
+Tensor rand(Shape shape, TensorOptions options = {}, const SourceLoc& loc = SourceLoc::current());
+Tensor randn(Shape shape, TensorOptions options = {}, const SourceLoc& loc = SourceLoc::current());
+Tensor randint(int64_t low, int64_t high, Shape shape, TensorOptions options = {},
                const SourceLoc& loc = SourceLoc::current());
 // 1 with probability p, else 0, in `dtype` (dropout masks).
-Tensor bernoulli(Shape shape, double p, DType dtype = kFloat32,
+Tensor bernoulli(Shape shape, double p, TensorOptions options = {},
                  const SourceLoc& loc = SourceLoc::current());
 // Views memory the caller owns and keeps alive; no copy.
 Tensor from_blob(void* data, Shape shape, DType dtype = kFloat32,

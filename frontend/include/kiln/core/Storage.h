@@ -22,7 +22,8 @@ class Storage {
 
   // Uninitialized bytes. Zero bytes is fine: data() is then a non-null aligned pointer that
   // must not be dereferenced (so memcpy(dst, src, 0) stays defined). kiln::Error naming
-  // `op`, the byte count and `loc` when memory runs out; only the CPU allocates for now.
+  // `op`, the byte count and `loc` when memory runs out. CUDA storage comes from the
+  // caching device allocator (kiln/core/Cuda.h); its data() is a device address.
   static std::shared_ptr<Storage> allocate(
       size_t nbytes, Device device = kCPU, std::string_view op = "empty",
       const std::source_location& loc = std::source_location::current());

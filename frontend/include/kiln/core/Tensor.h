@@ -82,6 +82,11 @@ class Tensor {
   // A contiguous copy that never shares storage.
   Tensor clone(const SourceLoc& loc = SourceLoc::current()) const;
   Tensor to(DType dtype, const SourceLoc& loc = SourceLoc::current()) const;
+  // The same values on `device` (itself if already there). Differentiable: the gradient
+  // goes back to this tensor's device. cuda() is to(cuda:0), cpu() is to(cpu).
+  Tensor to(Device device, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor cuda(const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor cpu(const SourceLoc& loc = SourceLoc::current()) const;
 
   // ---- views (no copy when eager) ---------------------------------------------------
   Tensor reshape(Shape shape, const SourceLoc& loc = SourceLoc::current()) const;
@@ -152,6 +157,7 @@ T Tensor::item(const SourceLoc& loc) const {
   if (numel() != 1)
     throw ShapeError::make(loc, "item", "a tensor with ", numel(),
                            " elements cannot be converted to a scalar (shape ", shape(), ")");
+  if (!device().isCPU()) return detach().cpu(loc).template item<T>(loc);  // waits for the device
   return dispatchDType(dtype(), [&]<class S>() {
     return T(static_cast<OpMathType<S>>(*static_cast<const S*>(rawData())));
   });

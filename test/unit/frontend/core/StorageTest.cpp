@@ -1,5 +1,7 @@
 #include "kiln/core/Storage.h"
 
+#include <gmock/gmock.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -7,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "kiln/core/Cuda.h"
 #include "kiln/core/Error.h"
 
 // Under AddressSanitizer a failed allocation would abort instead of returning null; the
@@ -87,14 +90,19 @@ TEST(StorageTest, OutOfMemoryNamesTheByteCount) {
   }
 }
 
-TEST(StorageTest, CudaAllocationIsNotSupportedYet) {
+// CUDA storage comes from the device allocator; a device that is not there is an error
+// naming the op and why (no driver, or an index past the last device).
+TEST(StorageTest, CudaAllocationWithoutTheDeviceNamesWhy) {
+  const int missing = cuda::device_count();  // one past the last device
   try {
-    Storage::allocate(8, Device(kCUDA, 1));
+    Storage::allocate(8, Device(kCUDA, missing));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.op(), "empty");
-    EXPECT_EQ(e.message(),
-              "cannot allocate 8 bytes on cuda:1: only CPU storage is supported so far");
+    if (cuda::is_available())
+      EXPECT_THAT(e.message(), ::testing::HasSubstr("no CUDA device cuda:" + std::to_string(missing)));
+    else
+      EXPECT_EQ(e.message(), "no CUDA device: " + cuda::unavailable_reason());
   }
 }
 

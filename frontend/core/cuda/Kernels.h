@@ -1,0 +1,39 @@
+// Eager ops on CUDA tensors: the dispatcher hands an op whose operands live on a CUDA device
+// here instead of to its CPU kernel. Kernels are CUDA C generated per op and dtype, compiled
+// by NVRTC on first use (Nvrtc.h); matmul goes to cuBLASLt.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/core/OpDef.h"
+#include "kiln/core/Tensor.h"
+
+namespace kiln::cuda {
+
+// Computes `op` into `outputs` (fresh contiguous tensors, or an in-place target), all on
+// the inputs' CUDA device. kiln::Error naming the op for an op without a CUDA kernel.
+void runKernel(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
+
+// dst = src elementwise: same shape and dtype, one CUDA device, any strides.
+void copyValues(const Tensor& dst, const Tensor& src, const SourceLoc& loc);
+
+// One generated kernel: what it computes, its entry point and its source.
+struct KernelSource {
+  std::string what;
+  std::string name;
+  std::string source;
+};
+// Every kernel the eager ops generate, for each dtype they take: the test that compiles
+// them all to PTX and assembles that for sm_80 and sm_90 walks this list.
+std::vector<KernelSource> allKernelSources();
+
+// The families (one file each) add their kernels to the list above.
+void elementwiseSources(std::vector<KernelSource>& out);
+
+// Elementwise family (Elementwise.cpp): whether it computes `op`, and computing it.
+bool isElementwise(const OpDef& op);
+void elementwise(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
+
+}  // namespace kiln::cuda
