@@ -60,11 +60,17 @@ struct Signature {
 
 // The kernel for `op` with value operands of dtype `in` (the select's condition is bool),
 // output `out`, `arity` inputs.
-Signature generate(const OpDef& op, const Attrs& attrs, DType in, DType out, int arity, bool contiguous) {
-  const bool select = &op == &ops::kSelect;
+// Names every input of generate() below but the arity, which the op fixes.
+std::string kernelName(const OpDef& op, const Attrs& attrs, DType in, DType out, bool contiguous) {
   std::string name = std::string("kiln_") + std::string(op.name) + "_" + shortName(in) + "_" + shortName(out) +
                      (contiguous ? "_c" : "_s");
   if (&op == &ops::kCompare) name += "_" + attrs.get<std::string>("direction");
+  return name;
+}
+
+Signature generate(const OpDef& op, const Attrs& attrs, DType in, DType out, int arity, bool contiguous) {
+  const bool select = &op == &ops::kSelect;
+  const std::string name = kernelName(op, attrs, in, out, contiguous);
   std::string src = prelude();
   src += "typedef " + std::string(mathType(in)) + " M;\n";
   src += "extern \"C\" __global__ void " + name + "(" + storageType(out) + "* out";
@@ -101,8 +107,10 @@ void launchElementwise(const OpDef& op, const Attrs& attrs, const Tensor& out,
   for (const Tensor& x : inputs) operands.push_back(&x);
   bool contiguous = false;
   Geometry g = geometryOf(operands, contiguous, op.name, loc);
-  Signature s = generate(op, attrs, in, out.dtype(), int(inputs.size()), contiguous);
-  CUfunction f = kernel(index, s.source, s.name, op.name, loc);
+  const int arity = int(inputs.size());
+  const std::string name = kernelName(op, attrs, in, out.dtype(), contiguous);
+  CUfunction f = kernel(
+      index, name, [&] { return generate(op, attrs, in, out.dtype(), arity, contiguous).source; }, op.name, loc);
   int64_t n = out.numel();
   std::vector<void*> pointers{out.rawData()};
   for (const Tensor& x : inputs) pointers.push_back(x.rawData());
@@ -133,8 +141,8 @@ void fill(const Tensor& out, const Attrs& attrs, const SourceLoc& loc) {
   double value = exact ? double(*exact) : attrs.get<double>("value");
   long long exactValue = exact ? *exact : 0;
   int useExact = exact && !isFloatingPoint(out.dtype()) && out.dtype() != kBool ? 1 : 0;
-  Signature s = fillKernel(out.dtype());
-  CUfunction f = kernel(index, s.source, s.name, "full", loc);
+  CUfunction f = kernel(index, std::string("kiln_full_") + shortName(out.dtype()),
+                        [&] { return fillKernel(out.dtype()).source; }, "full", loc);
   void* data = out.rawData();
   int64_t n = out.numel();
   void* args[] = {&data, &value, &exactValue, &useExact, &n};

@@ -3,6 +3,7 @@
 // by NVRTC on first use (Nvrtc.h); matmul goes to cuBLASLt.
 #pragma once
 
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,6 +16,10 @@ namespace kiln::cuda {
 // Computes `op` into `outputs` (fresh contiguous tensors, or an in-place target), all on
 // the inputs' CUDA device. kiln::Error naming the op for an op without a CUDA kernel.
 void runKernel(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
+
+// The names of the ops that have run on a CUDA device in this process (the GPU parity
+// test checks that every op of the table is among them).
+std::set<std::string> opsRun();
 
 // dst = src elementwise: same shape and dtype, one CUDA device, any strides.
 void copyValues(const Tensor& dst, const Tensor& src, const SourceLoc& loc);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <vector>
 
@@ -145,6 +146,7 @@ void writeCached(const std::string& dir, const std::string& path, const std::str
 struct Loaded {
   std::mutex mutex;
   std::map<std::pair<int, std::string>, CUfunction> functions;  // (device, name + source)
+  std::unordered_map<std::string, CUfunction> byName[8];         // per device, by name
 };
 
 Loaded& loadedKernels() {
@@ -227,6 +229,22 @@ CUfunction kernel(int index, const std::string& source, const std::string& name,
   CUfunction function = nullptr;
   check(api.cuModuleGetFunction(&function, module, name.c_str()), "cuModuleGetFunction", op, loc);
   loaded.functions.emplace(std::move(key), function);
+  return function;
+}
+
+CUfunction kernel(int index, const std::string& name, const std::function<std::string()>& source,
+                  std::string_view op, const SourceLoc& loc) {
+  Loaded& loaded = loadedKernels();
+  const bool cached = index >= 0 && index < 8;
+  if (cached) {
+    std::lock_guard lock(loaded.mutex);
+    if (auto it = loaded.byName[index].find(name); it != loaded.byName[index].end()) return it->second;
+  }
+  CUfunction function = kernel(index, source(), name, op, loc);
+  if (cached) {
+    std::lock_guard lock(loaded.mutex);
+    loaded.byName[index].emplace(name, function);
+  }
   return function;
 }
 

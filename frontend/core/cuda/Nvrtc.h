@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,12 @@ std::string compile(const std::string& source, const std::string& arch, std::str
 // The kernel `name` of `source`, compiled for device `index` on first use (or read from the
 // disk cache) and loaded into its context.
 CUfunction kernel(int index, const std::string& source, const std::string& name,
+                  std::string_view op, const SourceLoc& loc);
+
+// The same, looked up by `name` alone, which must determine the source: `source` is only
+// called (and the source generated) the first time `name` is asked for on the device. The
+// eager ops call this on every launch, so a hit costs a hash lookup, not a generation.
+CUfunction kernel(int index, const std::string& name, const std::function<std::string()>& source,
                   std::string_view op, const SourceLoc& loc);
 
 // Launch geometry; the arguments are pointers to each kernel parameter, as cuLaunchKernel takes them.

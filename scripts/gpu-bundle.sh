@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the self-contained bundle scripts/gpu-check.sh runs on a GPU machine, which has a
+# CUDA driver, the CUDA libraries and PyTorch but no Bazel, LLVM or Debian packages, and
+# takes at most 64 MiB of files along (docs/GPU.md). The bundle holds the GPU test binaries
+# and the eager example, optimized and stripped, with the shared libraries they need that
+# such a machine lacks (oneDNN and its OpenCL loader), xz-compressed, and Fashion-MNIST.
+#
+#   bash scripts/gpu-bundle.sh [DIR]      (default DIR: gpu-bundle, ignored by git)
+#
+# Then, on the GPU machine, from the repository root: bash scripts/gpu-check.sh [DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-gpu-bundle}"
+targets=(//test/gpu:CudaDeviceTest //test/gpu:CudaOpsTest //test/gpu:CudaModuleTest
+         //examples:fashion_mnist_mlp)
+bazel build -c opt "${targets[@]}"
+bin="$(bazel info -c opt bazel-bin)"
+
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/kiln-gpu/bin" "$stage/kiln-gpu/lib"
+for target in "${targets[@]}"; do
+  path="$bin/${target#//}"
+  path="${path/://}"
+  install -m 755 "$path" "$stage/kiln-gpu/bin/"
+  strip "$stage/kiln-gpu/bin/$(basename "$path")"
+done
+# Shared libraries beyond the C and C++ runtimes, which every Linux with PyTorch has (in
+# versions at least as new as Debian 12's).
+for f in "$stage"/kiln-gpu/bin/*; do
+  ldd "$f" | awk '$3 ~ /^\// {print $3}'
+done | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so.*|libm.so.*|libstdc++.so.*|libgcc_s.so.*|ld-linux*|libpthread.so.*|libdl.so.*|librt.so.*) ;;
+    *) cp -L "$lib" "$stage/kiln-gpu/lib/" && strip --strip-unneeded "$stage/kiln-gpu/lib/$(basename "$lib")" ;;
+  esac
+done
+git rev-parse --short HEAD > "$stage/kiln-gpu/COMMIT"
+
+mkdir -p "$out"
+tmp="$out/kiln-gpu.tar.xz.tmp.$$"
+tar -C "$stage" -cf - kiln-gpu | xz -T0 -9 > "$tmp"
+mv "$tmp" "$out/kiln-gpu.tar.xz"
+data=/usr/share/datasets/fashion-mnist
+if [[ -d $data ]]; then
+  mkdir -p "$out/fashion-mnist"
+  cp -u "$data"/*.gz "$out/fashion-mnist/"
+else
+  echo "gpu-bundle: no Fashion-MNIST at $data (bash scripts/bootstrap.sh installs it); the example step will be skipped" >&2
+fi
+echo "gpu-bundle: $(du -sh "$out" | cut -f1) in $out ($(tar -tJf "$out/kiln-gpu.tar.xz" | grep -c /bin/.) binaries, commit $(cat "$stage/kiln-gpu/COMMIT"))"

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The GPU check, in one call of at most 8 minutes on a GPU machine (docs/GPU.md): the
+# device tests, op-by-op parity of every op on CUDA against the CPU (forward and backward,
+# f32/f64/f16/bf16 and the integer dtypes), the caching allocator under a training loop,
+# nn modules and optimizers on CUDA, the eager MLP example on the GPU and on the CPU, and
+# PyTorch's eager and torch.compile step times for the same MLP on the same card.
+#
+#   bash scripts/gpu-bundle.sh            (here: build the bundle into gpu-bundle/)
+#   bash scripts/gpu-check.sh [DIR]       (there, from the repository root)
+#
+# Everything it prints also goes to $OUT/gpu-check.log (or ./gpu-check.log). Each step has
+# its own time limit and its verdict on a line "gpu-check: <step>: PASS|FAIL|SKIPPED ...";
+# the last line counts them. Without a GPU every step reports SKIPPED and it exits 0.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bundle="${1:-gpu-bundle}"
+logs="${OUT:-/tmp/kiln-gpu-check}"
+mkdir -p "$logs"
+log="$logs/gpu-check.log"
+exec > >(tee "$log") 2>&1
+
+echo "gpu-check: $(date -u '+%Y-%m-%d %H:%M:%S UTC') on $(hostname)"
+if ! command -v nvidia-smi > /dev/null || ! nvidia-smi > /dev/null 2>&1; then
+  echo "gpu-check: SKIPPED: no GPU here (nvidia-smi missing or failing)"
+  exit 0
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+echo "gpu-check: $(ldd --version | head -1); CUDA libraries on the loader's path:"
+ldconfig -p | grep -E 'libcuda.so.1|libnvrtc.so|libcublasLt.so|libcudnn.so' | sed 's/^/  /'
+ls -d /usr/local/cuda*/lib64 2>/dev/null | sed 's/^/  toolkit: /'
+
+work="$(mktemp -d /tmp/kiln-gpu.XXXX)"
+tar -C "$work" -xJf "$bundle/kiln-gpu.tar.xz" || { echo "gpu-check: FAIL: cannot unpack $bundle"; exit 1; }
+echo "gpu-check: bundle built from commit $(cat "$work/kiln-gpu/COMMIT")"
+libs="$work/kiln-gpu/lib"
+# The CUDA libraries Kiln opens at run time (NVRTC, cuBLASLt): the toolkit's, else the ones
+# PyTorch's wheels bring.
+if [[ -e /usr/local/cuda/lib64/libnvrtc.so.13 ]]; then
+  export KILN_CUDA_HOME=/usr/local/cuda
+else
+  for dir in $(python3 -c 'import nvidia, os; [print(os.path.join(p, d, "lib")) for p in nvidia.__path__ for d in os.listdir(p)]' 2>/dev/null); do
+    [[ -d $dir ]] && libs="$libs:$dir"
+  done
+fi
+export LD_LIBRARY_PATH="$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export KILN_CACHE_DIR="$work/cache"
+echo "gpu-check: KILN_CUDA_HOME=${KILN_CUDA_HOME:-} LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+bin="$work/kiln-gpu/bin"
+pass=0 fail=0 skipped=0
+
+verdict() {  # step, status, log file
+  local step=$1 status=$2 file=$3
+  if [[ $status -ne 0 ]]; then
+    echo "gpu-check: $step: FAIL (exit $status)"; fail=$((fail + 1))
+  elif grep -qE '^\[  PASSED  \] 0 tests' "$file"; then
+    echo "gpu-check: $step: SKIPPED ($(grep -m1 'SKIPPED:' "$file" | sed 's/.*SKIPPED: //'))"; skipped=$((skipped + 1))
+  else
+    echo "gpu-check: $step: PASS"; pass=$((pass + 1))
+  fi
+}
+
+run_test() {  # name, seconds
+  local name=$1 limit=$2 out="$logs/$1.log" start=$SECONDS
+  echo "=== $name (whole log: $(basename "$out"))"
+  timeout "$limit" "$bin/$name" --gtest_color=no 2>&1 | tee "$out" |
+    grep -E '^(parity:|device|\[  (FAILED|SKIPPED|PASSED) +\]|\[==========\]|[0-9]+ ops)' | tail -n 150
+  local status=${PIPESTATUS[0]}
+  echo "($name: $((SECONDS - start)) s)"
+  verdict "$name" "$status" "$out"
+}
+
+run_test CudaDeviceTest 60
+run_test CudaOpsTest 200
+run_test CudaModuleTest 60
+
+data="$bundle/fashion-mnist"
+epochs="${KILN_GPU_EPOCHS:-2}"
+for device in cuda cpu; do
+  echo "=== fashion_mnist_mlp --device $device --epochs $epochs"
+  if [[ ! -d $data ]]; then echo "gpu-check: mlp $device: SKIPPED (no $data)"; skipped=$((skipped + 1)); continue; fi
+  start=$SECONDS
+  timeout 120 "$bin/fashion_mnist_mlp" --device "$device" --epochs "$epochs" --data "$data" 2>&1 |
+    tr '\r' '\n' | grep -v '^ *[0-9]*/[0-9]* \[' | tail -n 25 | tee "$logs/mlp-$device.log"
+  status=${PIPESTATUS[0]}
+  echo "(mlp $device: $((SECONDS - start)) s)"
+  verdict "mlp $device" "$status" "$logs/mlp-$device.log"
+done
+
+echo "=== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null) on the same card"
+timeout 90 python3 scripts/gpu/torch_mlp_step.py 2>&1 | tail -n 20
+status=${PIPESTATUS[0]}
+[[ $status -eq 0 ]] && pass=$((pass + 1)) && echo "gpu-check: torch mlp step: PASS" ||
+  { fail=$((fail + 1)); echo "gpu-check: torch mlp step: FAIL (exit $status)"; }
+
+echo "gpu-check: $pass passed, $fail failed, $skipped skipped"
+[[ $fail -eq 0 ]]
