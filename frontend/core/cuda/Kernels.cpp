@@ -37,6 +37,8 @@ std::set<std::string> opsRun() {
 void runKernel(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs) {
   noteRun(op);
   if (isElementwise(op)) return elementwise(op, args, outputs);
+  if (isReduce(op)) return reduce(op, args, outputs);
+  if (isIndexing(op)) return indexing(op, args, outputs);
   throw Error::make(args.loc, op.name, "has no CUDA kernel yet (operand shapes and devices: ",
                     args.inputs.empty() ? Shape{} : args.inputs[0].sizes(), " on ",
                     outputs[0].device(), ")");
@@ -45,6 +47,8 @@ void runKernel(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs) {
 std::vector<KernelSource> allKernelSources() {
   std::vector<KernelSource> out;
   elementwiseSources(out);
+  reduceSources(out);
+  indexingSources(out);
   return out;
 }
 

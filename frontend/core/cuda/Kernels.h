@@ -36,9 +36,19 @@ std::vector<KernelSource> allKernelSources();
 
 // The families (one file each) add their kernels to the list above.
 void elementwiseSources(std::vector<KernelSource>& out);
+void reduceSources(std::vector<KernelSource>& out);
+void indexingSources(std::vector<KernelSource>& out);
 
 // Elementwise family (Elementwise.cpp): whether it computes `op`, and computing it.
 bool isElementwise(const OpDef& op);
 void elementwise(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
+
+// Reduction family (Reduce.cpp): kiln.reduce.
+bool isReduce(const OpDef& op);
+void reduce(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
+
+// Indexing family (Index.cpp): concat, gather, scatter_add, and iota/rng computed on the host.
+bool isIndexing(const OpDef& op);
+void indexing(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
 
 }  // namespace kiln::cuda

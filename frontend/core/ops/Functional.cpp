@@ -119,7 +119,10 @@ void checkIndexRange(const char* op, const char* what, const Tensor& indices, in
                      const char* unit, std::optional<int64_t> skip, const char* operand,
                      const Tensor& of, const SourceLoc& loc) {
   if (currentDispatchHook() || indices.numel() == 0) return;
+  // Read on the host: a CUDA tensor's values are copied over first (data_ptr of a CUDA
+  // tensor is a device address).
   Tensor values = convert(indices, kInt64, loc).contiguous(loc);
+  if (!values.device().isCPU()) values = values.cpu(loc);
   const int64_t* v = values.data_ptr<int64_t>(loc);
   for (int64_t i = 0; i < values.numel(); ++i)
     if (v[i] != skip && (v[i] < 0 || v[i] >= limit))
