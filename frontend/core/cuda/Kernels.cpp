@@ -39,6 +39,8 @@ void runKernel(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs) {
   if (isElementwise(op)) return elementwise(op, args, outputs);
   if (isReduce(op)) return reduce(op, args, outputs);
   if (isIndexing(op)) return indexing(op, args, outputs);
+  if (isBlas(op)) return blas(op, args, outputs);
+  if (isConv(op)) return conv(op, args, outputs);
   throw Error::make(args.loc, op.name, "has no CUDA kernel yet (operand shapes and devices: ",
                     args.inputs.empty() ? Shape{} : args.inputs[0].sizes(), " on ",
                     outputs[0].device(), ")");
@@ -49,6 +51,8 @@ std::vector<KernelSource> allKernelSources() {
   elementwiseSources(out);
   reduceSources(out);
   indexingSources(out);
+  blasSources(out);
+  convSources(out);
   return out;
 }
 

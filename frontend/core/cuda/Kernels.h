@@ -38,6 +38,8 @@ std::vector<KernelSource> allKernelSources();
 void elementwiseSources(std::vector<KernelSource>& out);
 void reduceSources(std::vector<KernelSource>& out);
 void indexingSources(std::vector<KernelSource>& out);
+void blasSources(std::vector<KernelSource>& out);
+void convSources(std::vector<KernelSource>& out);
 
 // Elementwise family (Elementwise.cpp): whether it computes `op`, and computing it.
 bool isElementwise(const OpDef& op);
@@ -50,5 +52,20 @@ void reduce(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
 // Indexing family (Index.cpp): concat, gather, scatter_add, and iota/rng computed on the host.
 bool isIndexing(const OpDef& op);
 void indexing(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
+// matmul and addmm (Blas.cpp): cuBLASLt, loaded with dlopen, for the floating dtypes; a
+// generated kernel for int32/int64. Why cuBLASLt cannot be loaded ("" when it can).
+bool isBlas(const OpDef& op);
+void blas(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
+const std::string& cublasLtUnavailableReason();
+
+// conv2d and pool2d (Conv.cpp): generated direct kernels.
+bool isConv(const OpDef& op);
+void conv(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
+
+// In place on the contiguous floating `out`, seen as [outer, channels, inner]: bias[c]
+// added to channel c when `bias` is defined, then relu when `relu`, rounded as the CPU's
+// kernels::biasAndRelu (Conv.cpp).
+void biasAndRelu(const Tensor& out, const Tensor& bias, int64_t channels, int64_t inner, bool relu,
+                 std::string_view op, const SourceLoc& loc);
 
 }  // namespace kiln::cuda
