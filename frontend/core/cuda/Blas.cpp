@@ -443,8 +443,8 @@ void generatedMatmul(const Tensor& aIn, const Tensor& bIn, bool ta, bool tb, Ten
   g.bRow = tb ? sb[rank - 1] : sb[rank - 2];
   g.bCol = tb ? sb[rank - 2] : sb[rank - 1];
   const int index = out.device().index;
-  KernelSource k = matmulKernel(out.dtype());
-  CUfunction f = kernel(index, k.source, k.name, op, loc);
+  CUfunction f = kernel(index, std::string("kiln_matmul_") + shortName(out.dtype()),
+                        [&] { return matmulKernel(out.dtype()).source; }, op, loc);
   void* po = out.rawData();
   void* pa = a.rawData();
   void* pb = b.rawData();

@@ -193,8 +193,8 @@ void conv2d(const OpArgs& args, std::span<Tensor> outputs) {
   g.og = wsz[0] / groups;
   g.biasStride = hasBias ? bias.strides()[0] : 0;
   const int index = out.device().index;
-  KernelSource k = convKernel(out.dtype());
-  CUfunction f = kernel(index, k.source, k.name, "conv2d", loc);
+  CUfunction f = kernel(index, std::string("kiln_conv2d_") + shortName(out.dtype()),
+                        [&] { return convKernel(out.dtype()).source; }, "conv2d", loc);
   void* po = out.rawData();
   void* px = x.rawData();
   void* pw = w.rawData();
@@ -233,8 +233,8 @@ void pool2d(const OpArgs& args, std::span<Tensor> outputs) {
   g.pt = win.pt;
   g.pl = win.pl;
   const int index = out.device().index;
-  KernelSource k = poolKernel(out.dtype(), isMax);
-  CUfunction f = kernel(index, k.source, k.name, "pool2d", loc);
+  CUfunction f = kernel(index, std::string("kiln_pool2d_") + (isMax ? "max_" : "avg_") + shortName(out.dtype()),
+                        [&] { return poolKernel(out.dtype(), isMax).source; }, "pool2d", loc);
   void* po = out.rawData();
   void* px = x.rawData();
   long long n = out.numel();
@@ -251,8 +251,8 @@ void biasAndRelu(const Tensor& out, const Tensor& biasIn, int64_t channels, int6
   if (out.numel() == 0 || (!biasIn.defined() && !relu)) return;
   const Tensor bias = biasIn.defined() ? kernels::contiguousValues(biasIn, loc) : Tensor();
   const int index = out.device().index;
-  KernelSource k = biasReluKernel(out.dtype());
-  CUfunction f = kernel(index, k.source, k.name, op, loc);
+  CUfunction f = kernel(index, std::string("kiln_bias_relu_") + shortName(out.dtype()),
+                        [&] { return biasReluKernel(out.dtype()).source; }, op, loc);
   void* po = out.rawData();
   void* pb = bias.defined() ? bias.rawData() : out.rawData();  // never read without a bias
   int hb = bias.defined() ? 1 : 0, rl = relu ? 1 : 0;

@@ -127,8 +127,8 @@ void gather(const OpArgs& args, Tensor& out) {
   if (total == 0) return;
   int64_t D = s[size_t(dim)], K = idx.numel(), inner = numelOf(s, size_t(dim) + 1, s.size());
   const int index = out.device().index;
-  Signature sig = gatherKernel(x.dtype());
-  CUfunction f = kernel(index, sig.source, sig.name, "take", args.loc);
+  CUfunction f = kernel(index, std::string("kiln_gather_") + shortName(x.dtype()),
+                        [&] { return gatherKernel(x.dtype()).source; }, "take", args.loc);
   const void* xData = x.rawData();
   void* outData = out.rawData();
   const void* idxData = idx.rawData();
@@ -155,8 +155,8 @@ void scatterAdd(const OpArgs& args, Tensor& out) {
   if (K == 0 || outer * inner == 0) return;
   const bool ordered = K <= 32 || outer * inner >= 16384;
   int64_t total = ordered ? outer * inner : outer * K * inner;
-  Signature sig = scatterAddKernel(u.dtype(), ordered);
-  CUfunction f = kernel(index, sig.source, sig.name, "scatter_add", args.loc);
+  CUfunction f = kernel(index, std::string("kiln_scatter_add_") + shortName(u.dtype()) + (ordered ? "_o" : "_a"),
+                        [&] { return scatterAddKernel(u.dtype(), ordered).source; }, "scatter_add", args.loc);
   const void* uData = u.rawData();
   void* outData = out.rawData();
   const void* idxData = idx.rawData();

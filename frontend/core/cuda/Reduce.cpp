@@ -198,8 +198,8 @@ void reduce(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs) {
   if (n <= 16 || (columns && count >= 32 * sms)) strategy = Strategy::Thread;
   else if (count < 4 * sms && n >= 2048) strategy = Strategy::Block;
 
-  Signature s = generate(kind, x.dtype(), strategy);
-  CUfunction f = kernel(index, s.source, s.name, op.name, args.loc);
+  CUfunction f = kernel(index, "kiln_reduce_" + kind + "_" + shortName(x.dtype()) + "_" + strategyName(strategy),
+                        [&] { return generate(kind, x.dtype(), strategy).source; }, op.name, args.loc);
   const void* inData = x.rawData();
   void* outData = out.rawData();
   int64_t outputsArg = count, nArg = n;
