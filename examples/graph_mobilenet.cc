@@ -8,8 +8,15 @@
 // side by side, the test accuracy each epoch, and saves the weights and reloads them.
 //
 //   bazel run -c opt //examples:graph_mobilenet -- --epochs 1
+//   bazel run -c opt //examples:graph_mobilenet -- --device cuda
 //
-// Exit status: 0 on success, 1 on a failure while running, 2 for bad flags or missing data.
+// --device cuda trains eagerly on the GPU: nn::Graph traces CPU tensors only for now (a
+// trace that meets a CUDA tensor raises TraceError), so there the program times, trains and
+// evaluates with the eager step, says so, and prints the CUDA allocator's statistics at the
+// end.
+//
+// Exit status: 0 on success, 1 on a failure while running, 2 for bad flags, missing data or
+// a missing CUDA device ("no CUDA device: <why>").
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -49,6 +56,8 @@ struct Options : examples::TrainingOptions {
   int64_t compareSteps = 10;
   std::string checkpoint = "graph_mobilenet.safetensors";
   std::string cifar10;  // CIFAR-10 binary batches instead of Fashion-MNIST
+  std::string deviceName = "cpu";
+  Device device = kCPU;  // anything but the CPU: the eager step (see the top of this file)
 };
 
 Options parseFlags(int argc, char** argv) {
@@ -64,8 +73,10 @@ Options parseFlags(int argc, char** argv) {
   flags.add("checkpoint", o.checkpoint, "PATH", "where the trained weights are saved");
   flags.add("cifar10", o.cifar10, "DIR",
             "train on CIFAR-10's binary batches in DIR (data_batch_1..5.bin, test_batch.bin)");
+  examples::addDeviceFlag(flags, o.deviceName);
   examples::addLimitFlag(flags, o);
   flags.parseOrExit(argc, argv);
+  o.device = examples::requireDevice(flags, o.deviceName);
   examples::requireParentDirectory(flags, "checkpoint", o.checkpoint);
   return o;
 }
@@ -128,7 +139,8 @@ Tensor asImages(const Tensor& rows) {
   const int64_t n = rows.size(0);
   if (rows.size(1) == kCifarPixels) return rows.reshape({n, 3, 32, 32});
   const double black = -0.2860 / 0.3530;  // what a 0 pixel normalizes to
-  Tensor sides = full({n, 1, 28, 2}, black), ends = full({n, 1, 2, 32}, black);
+  const TensorOptions like = TensorOptions(rows.dtype()).device(rows.device());
+  Tensor sides = full({n, 1, 28, 2}, black, like), ends = full({n, 1, 2, 32}, black, like);
   Tensor padded = cat({ends, cat({sides, rows.reshape({n, 1, 28, 28}), sides}, 3), ends}, 2);
   return padded.expand({n, 3, 32, 32});
 }
@@ -161,6 +173,23 @@ struct EvalGraph : nn::Graph<EvalGraph> {
   vision::MobileNetV2 model;
 };
 
+// The eager training step on `device`: the batch is padded on the host, where the loader made
+// it, and moved to the device.
+struct EagerStep {
+  vision::MobileNetV2 model;
+  std::shared_ptr<optim::SGD> opt;
+  std::shared_ptr<optim::LRScheduler> schedule;
+  Device device;
+  Tensor operator()(const Tensor& x, const Tensor& y) {
+    opt->zero_grad();
+    Tensor loss = cross_entropy(model->forward(asImages(x).to(device)), y.to(device));
+    loss.backward();
+    opt->step();
+    if (schedule) schedule->step();
+    return loss;
+  }
+};
+
 std::shared_ptr<optim::SGD> makeOptimizer(vision::MobileNetV2& model, const Options& o) {
   return std::make_shared<optim::SGD>(model->parameters(),
                                       optim::SGDOptions(o.lr).momentum(o.momentum));
@@ -180,16 +209,17 @@ double throughput(Step step, const Tensor& x, const Tensor& y, int64_t steps) {
 void compareThroughput(const Options& o, data::DataLoader& loader) {
   auto [x, y] = *loader.begin();
   vision::MobileNetV2 eagerModel = makeModel(o);
-  auto eagerOpt = makeOptimizer(eagerModel, o);
-  double eager = throughput(
-      [&](const Tensor& a, const Tensor& b) {
-        eagerOpt->zero_grad();
-        Tensor loss = cross_entropy(eagerModel->forward(asImages(a)), b);
-        loss.backward();
-        eagerOpt->step();
-        return loss;
-      },
-      x, y, o.compareSteps);
+  eagerModel->to(o.device);
+  double eager = throughput(EagerStep{eagerModel, makeOptimizer(eagerModel, o), nullptr, o.device},
+                            x, y, o.compareSteps);
+  if (!o.device.isCPU()) {
+    std::printf("throughput over %lld steps of batch %lld on %s: eager %.0f samples/s (no graph: "
+                "nn::Graph traces CPU tensors only, so --device %s trains with the eager step)\n",
+                (long long)o.compareSteps, (long long)x.size(0), o.device.str().c_str(), eager,
+                o.deviceName.c_str());
+    std::fflush(stdout);
+    return;
+  }
   vision::MobileNetV2 graphModel = makeModel(o);
   TrainGraph graph(graphModel, makeOptimizer(graphModel, o));
   double compiled = throughput([&](const Tensor& a, const Tensor& b) { return graph(a, b); }, x,
@@ -201,10 +231,16 @@ void compareThroughput(const Options& o, data::DataLoader& loader) {
   std::fflush(stdout);
 }
 
-examples::Accuracy evaluate(vision::MobileNetV2& model, data::DataLoader& loader) {
+examples::Accuracy evaluate(vision::MobileNetV2& model, data::DataLoader& loader, Device device) {
   model->eval();
-  EvalGraph graph(model);
-  examples::Accuracy acc = examples::evaluate([&](const Tensor& x) { return graph(x); }, loader);
+  examples::Accuracy acc;
+  if (device.isCPU()) {
+    EvalGraph graph(model);
+    acc = examples::evaluate([&](const Tensor& x) { return graph(x); }, loader);
+  } else {
+    acc = examples::evaluate(
+        [&](const Tensor& x) { return model->forward(asImages(x).to(device)); }, loader);
+  }
   model->train();
   return acc;
 }
@@ -217,31 +253,41 @@ int run(const Options& o) {
     std::fprintf(stderr, "%s: fewer training examples than --batch-size\n", kProgram);
     return 2;
   }
+  examples::printDevice(o.device);
   compareThroughput(o, trainLoader);
 
   vision::MobileNetV2 model = makeModel(o);
+  model->to(o.device);
   auto opt = makeOptimizer(model, o);
   const int64_t steps = o.epochs * int64_t(trainLoader.size());
   auto schedule = std::make_shared<optim::CosineAnnealingLR>(*opt, steps);
-  TrainGraph graph(model, opt, schedule);
+  // The graph is made on the CPU only: it would trace its step on the first call.
+  std::unique_ptr<TrainGraph> graph;
+  if (o.device.isCPU()) graph = std::make_unique<TrainGraph>(model, opt, schedule);
+  EagerStep eagerStep{model, opt, schedule, o.device};
   std::printf("MobileNetV2 width %g, SGD lr %g (cosine to 0 over %lld steps) momentum %g, "
               "batch size %lld, seed %llu\n",
               o.width, o.lr, (long long)steps, o.momentum, (long long)o.batchSize,
               (unsigned long long)o.seed);
   examples::Accuracy last = examples::trainEpochs(
-      o.epochs, [&](const Tensor& x, const Tensor& y) { return graph(x, y); }, trainLoader,
-      [&] { return evaluate(model, testLoader); });
-  std::printf("training step recorded %zu times\n", graph.num_traces());
+      o.epochs,
+      [&](const Tensor& x, const Tensor& y) { return graph ? (*graph)(x, y) : eagerStep(x, y); },
+      trainLoader, [&] { return evaluate(model, testLoader, o.device); });
+  if (graph) std::printf("training step recorded %zu times\n", graph->num_traces());
+  else std::printf("training step ran eagerly on %s (nn::Graph traces CPU tensors only)\n",
+                   o.device.str().c_str());
 
   io::save(model->state_dict(), o.checkpoint, {{"format", "pt"}});
   std::printf("checkpoint saved to %s\n", fs::absolute(o.checkpoint).c_str());
   vision::MobileNetV2 reloaded = vision::mobilenet_v2(10, o.width);
+  reloaded->to(o.device);
   reloaded->load_state_dict(io::load(o.checkpoint));
-  examples::Accuracy again = evaluate(reloaded, testLoader);
+  examples::Accuracy again = evaluate(reloaded, testLoader, o.device);
   bool matches = again.correct == last.correct;
   std::printf("checkpoint reloaded: accuracy %s (%s)\n", again.text().c_str(),
               matches ? "matches" : "MISMATCH");
   std::printf("total wall time %.1f s\n", examples::ProgressBar::steadySeconds() - start);
+  examples::printCudaMemoryStats(o.device);
   return matches ? 0 : 1;
 }
 

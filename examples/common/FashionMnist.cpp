@@ -10,6 +10,7 @@
 
 #include "examples/common/ProgressBar.h"
 #include "kiln/core/Autograd.h"
+#include "kiln/core/Cuda.h"
 #include "kiln/core/Ops.h"
 
 namespace kiln::examples {
@@ -27,6 +28,51 @@ void addTrainingFlags(Flags& flags, TrainingOptions& o, const std::string& lrHel
 
 void addLimitFlag(Flags& flags, TrainingOptions& o) {
   flags.add("limit", o.limit, "N", "use only the first N training and N test examples", "all");
+}
+
+void addDeviceFlag(Flags& flags, std::string& device) {
+  flags.add("device", device, "DEVICE", "where the model trains: cpu, or cuda (cuda:N for another GPU)");
+}
+
+Device requireDevice(Flags& flags, const std::string& text) {
+  Device device;
+  try {
+    device = Device::parse(text);
+  } catch (const Error&) {
+    flags.fail("--device: '" + text + "' is not cpu or cuda");
+  }
+  if (device.isCUDA()) {
+    std::string why;
+    if (!cuda::is_available()) why = cuda::unavailable_reason();
+    else if (device.index >= cuda::device_count())
+      why = device.str() + " does not exist (this machine has " + std::to_string(cuda::device_count()) +
+            (cuda::device_count() == 1 ? " device)" : " devices)");
+    if (!why.empty()) {
+      std::cerr << flags.program() << ": no CUDA device: " << why << "\n";
+      std::exit(2);
+    }
+  }
+  return device;
+}
+
+void printDevice(Device device) {
+  if (!device.isCUDA()) return;
+  std::printf("device %s (%s, %s)\n", device.str().c_str(), cuda::device_name(device.index).c_str(),
+              cuda::device_arch(device.index).c_str());
+  std::fflush(stdout);
+}
+
+void printCudaMemoryStats(Device device) {
+  if (!device.isCUDA()) return;
+  cuda::synchronize(device.index);
+  const cuda::MemoryStats s = cuda::memory_stats(device.index);
+  const auto mib = [](size_t bytes) { return double(bytes) / (1024.0 * 1024.0); };
+  std::printf("CUDA memory on %s: allocated %.1f MiB, peak %.1f MiB, cached %.1f MiB, "
+              "%llu device allocations, %llu cache hits of %llu allocations\n",
+              device.str().c_str(), mib(s.allocated_bytes), mib(s.peak_allocated_bytes),
+              mib(s.cached_bytes), (unsigned long long)s.device_allocations,
+              (unsigned long long)s.cache_hits, (unsigned long long)s.allocations);
+  std::fflush(stdout);
 }
 
 void requireParentDirectory(Flags& flags, const std::string& flag, const std::string& path) {
@@ -137,7 +183,8 @@ Accuracy evaluate(const std::function<Tensor(const Tensor&)>& forward, data::Dat
   Accuracy acc;
   for (auto& [x, y] : loader) {
     Tensor predicted = argmax(forward(x), 1);
-    acc.correct += sum(eq(predicted, y)).item<int64_t>();
+    // The labels join the predictions on their device (a model on a GPU).
+    acc.correct += sum(eq(predicted, y.to(predicted.device()))).item<int64_t>();
     acc.total += y.size(0);
   }
   return acc;

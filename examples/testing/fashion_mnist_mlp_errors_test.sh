@@ -65,6 +65,23 @@ expect 2 "fashion_mnist_mlp: --checkpoint: /dev/null is not a directory" \
   --checkpoint /dev/null/model.safetensors
 expect 2 "fashion_mnist_mlp: --checkpoint: $TEST_TMPDIR/none is not a directory" \
   --checkpoint "$TEST_TMPDIR/none/model.safetensors"
+# --device: a name that is not a device is a bad flag; cuda without a CUDA device is one line
+# with the reason, status 2, before the data is looked at (where there is a device, the
+# missing data is reported instead).
+expect 2 "fashion_mnist_mlp: --device: 'tpu' is not cpu or cuda" --device tpu
+expect 2 "no Fashion-MNIST in $missing" --device cpu --data "$missing"
+status=0
+"$program" --device cuda --data "$missing" >"$out" 2>&1 || status=$?
+if grep -qF "no CUDA device" "$out"; then
+  expect 2 "fashion_mnist_mlp: no CUDA device: " --device cuda --data "$missing"
+  if [[ $(wc -l <"$out") -ne 1 ]]; then
+    echo "FAIL: the no-CUDA-device message is not one line" >&2
+    failures=$((failures + 1))
+  fi
+else
+  expect 2 "no Fashion-MNIST in $missing" --device cuda --data "$missing"
+fi
+
 if ((failures)); then
   echo "$failures checks failed" >&2
   exit 1

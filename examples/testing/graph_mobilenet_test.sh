@@ -64,4 +64,16 @@ status=0
 "$program" --data "$TEST_TMPDIR/nothing" >"$out" 2>&1 || status=$?
 [[ $status -eq 2 ]] || fail "missing data: exit status $status, expected 2"
 grep -q "no Fashion-MNIST in" "$out" || fail "no message for missing data"
+
+# --device cuda without a CUDA device: one line with the reason, status 2 (where there is a
+# device, the missing data is reported instead).
+status=0
+"$program" --device cuda --data "$TEST_TMPDIR/nothing" >"$out" 2>&1 || status=$?
+[[ $status -eq 2 ]] || fail "--device cuda: exit status $status, expected 2"
+grep -q "^graph_mobilenet: no CUDA device: \|no Fashion-MNIST in" "$out" ||
+  fail "--device cuda: no message saying why"
+status=0
+"$program" --device tpu >"$out" 2>&1 || status=$?
+[[ $status -eq 2 ]] || fail "--device tpu: exit status $status, expected 2"
+grep -q "graph_mobilenet: --device: 'tpu' is not cpu or cuda" "$out" || fail "no message for --device tpu"
 echo PASS

@@ -7,7 +7,9 @@ namespace kiln::io {
 
 Tensor contiguousForWrite(const Tensor& tensor, const SourceLoc& loc) {
   NoGradGuard noGrad;
-  Tensor out = tensor.contiguous(loc);
+  // A CUDA tensor's bytes are read on the host: copied there first (waiting for the work
+  // that makes them).
+  Tensor out = (tensor.device().isCPU() ? tensor : tensor.cpu(loc)).contiguous(loc);
   // data_ptr tells a tracer that the values are read (and rejects placeholders).
   dispatchDType(out.dtype(), [&]<class T>() { (void)out.data_ptr<T>(loc); });
   return out;

@@ -10,8 +10,8 @@
 
 namespace kiln::io {
 
-// `tensor`'s values in a contiguous CPU tensor (itself if already contiguous), made
-// without autograd history. Its numel() * element_size() bytes start at rawData(). Reading
+// `tensor`'s values in a contiguous CPU tensor (itself if already contiguous and on the
+// CPU; a copy for a tensor on a CUDA device), made without autograd history. Its numel() * element_size() bytes start at rawData(). Reading
 // the values is a value read to a tracer.
 Tensor contiguousForWrite(const Tensor& tensor, const SourceLoc& loc);
 

@@ -54,7 +54,7 @@ Fans calculate_fan_in_and_fan_out(const Tensor& tensor, const SourceLoc& loc) {
 Tensor uniform_(Tensor tensor, double a, double b, const SourceLoc& loc) {
   requireFloating(tensor, "uniform_", loc);
   NoGradGuard noGrad;
-  tensor.copy_(add(mul(rand(tensor.sizes(), tensor.dtype(), loc), b - a, loc), a, loc), loc);
+  tensor.copy_(add(mul(rand(tensor.sizes(), TensorOptions(tensor.dtype()).device(tensor.device()), loc), b - a, loc), a, loc), loc);
   return tensor;
 }
 
@@ -62,7 +62,7 @@ Tensor normal_(Tensor tensor, double mean, double std, const SourceLoc& loc) {
   requireFloating(tensor, "normal_", loc);
   if (!(std >= 0)) throw Error::make(loc, "normal_", "std must be >= 0, got ", std);
   NoGradGuard noGrad;
-  tensor.copy_(add(mul(randn(tensor.sizes(), tensor.dtype(), loc), std, loc), mean, loc), loc);
+  tensor.copy_(add(mul(randn(tensor.sizes(), TensorOptions(tensor.dtype()).device(tensor.device()), loc), std, loc), mean, loc), loc);
   return tensor;
 }
 

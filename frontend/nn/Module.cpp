@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "kiln/core/Autograd.h"
+#include "kiln/core/Cuda.h"
 #include "kiln/core/Ops.h"
 
 namespace kiln::nn {
@@ -172,9 +173,50 @@ void Module::to(DType dtype, const SourceLoc& loc) {
 }
 
 void Module::to(Device device, const SourceLoc& loc) {
-  if (!device.isCPU())
-    throw Error::make(loc, "Module::to", "eager tensors live on the CPU; cannot move a module to ",
-                      device, " (compiled graphs run on the GPU)");
+  if (device.isCUDA()) {
+    // Checked before anything moves, so a failed move leaves the whole module where it was.
+    if (!cuda::is_available())
+      throw Error::make(loc, "Module::to", "no CUDA device: ", cuda::unavailable_reason());
+    const int count = cuda::device_count();
+    if (device.index < 0 || device.index >= count)
+      throw Error::make(loc, "Module::to", "no CUDA device ", device, " (this machine has ", count,
+                        count == 1 ? " device)" : " devices)");
+  }
+  NoGradGuard noGrad;
+  // Every copy is made first (a device out of memory throws here, before any tensor of the
+  // module changed), then each TensorImpl takes over its copy's storage: the handles an
+  // optimizer or a trace holds keep pointing at the moved parameters.
+  struct Move {
+    Tensor target, moved, grad;
+  };
+  std::vector<Move> moves;
+  std::unordered_set<const TensorImpl*> seen;
+  auto plan = [&](const OrderedDict<Tensor>& tensors) {
+    for (const auto& [name, tensor] : tensors) {
+      if (!seen.insert(tensor.impl()).second) continue;
+      const bool here = tensor.device() == device;
+      Tensor grad = tensor.grad();
+      const bool gradHere = !grad.defined() || grad.device() == device;
+      if (here && gradHere) continue;
+      moves.push_back({tensor, here ? Tensor() : tensor.detach().to(device, loc).contiguous(loc),
+                       gradHere ? grad : grad.detach().to(device, loc)});
+    }
+  };
+  plan(named_parameters());
+  plan(named_buffers());
+  for (Move& m : moves) {
+    TensorImpl& impl = *m.target.impl();
+    if (m.moved.defined()) {
+      const TensorImpl& from = *m.moved.impl();
+      impl.storage = from.storage;
+      impl.shape = from.shape;
+      impl.strides = from.strides;
+      impl.offset = from.offset;
+      impl.device = device;
+      ++impl.version;
+    }
+    impl.grad = m.grad.defined() ? m.grad.implPtr() : nullptr;
+  }
 }
 
 void Module::zero_grad(bool set_to_none, const SourceLoc& loc) {

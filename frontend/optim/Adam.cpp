@@ -65,7 +65,8 @@ void capturableUpdate(Tensor& p, const Tensor& expAvg, const Tensor& secondMomen
   Tensor stepSizeNeg = neg(rdiv(h.lr, bias1, loc), loc);
   Tensor bias2Sqrt = sqrt(bias2, loc);
   Tensor denom = div(sqrt(secondMoment, loc), mul(bias2Sqrt, stepSizeNeg, loc), loc);
-  denom.add_(rdiv(scalar_tensor(h.eps, kFloat64, loc), stepSizeNeg, loc), 1.0, loc);
+  denom.add_(rdiv(full({}, h.eps, TensorOptions(kFloat64).device(p.device()), loc), stepSizeNeg, loc),
+             1.0, loc);
   p.add_(div(expAvg, denom, loc), 1.0, loc);
 }
 
@@ -94,7 +95,8 @@ void adamUpdate(OptimizerParamGroup& group, const AdamStep& h,
     Tensor grad = h.maximize ? neg(p.grad(), loc) : p.grad();
     OrderedDict<Tensor>& state = stateOf(p);
     if (state.empty()) {
-      state.insert("step", scalar_tensor(0.0, kFloat32, loc), loc);  // torch.tensor(0.)
+      // torch.tensor(0.), on the parameter's device so the update reads it without a copy.
+      state.insert("step", zeros({}, TensorOptions(kFloat32).device(p.device()), loc), loc);
       state.insert("exp_avg", zeros_like(p, loc), loc);
       state.insert("exp_avg_sq", zeros_like(p, loc), loc);
     }

@@ -202,8 +202,8 @@ class HyperparameterReader : public OptionsVisitor {
   }
   void field(std::string_view name, std::tuple<double, double>& value) override {
     Tensor pair = expect(name, {2}, false, "a floating-point tensor of shape [2]");
-    value = {detail::readElementAsDouble(pair.contiguous(), 0),
-             detail::readElementAsDouble(pair.contiguous(), 1)};
+    const Tensor host = pair.cpu().contiguous();
+    value = {detail::readElementAsDouble(host, 0), detail::readElementAsDouble(host, 1)};
   }
 
  private:
@@ -311,7 +311,7 @@ void Optimizer::load_state_dict(const OrderedDict<Tensor>& dict, const SourceLoc
     if (size_t(ids.numel()) != groups_[g].params().size())
       throw Error::make(loc, op, "parameter group ", g, " of the state dict has ", ids.numel(),
                         " parameters but the optimizer's has ", groups_[g].params().size());
-    Tensor contiguousIds = ids.contiguous();
+    Tensor contiguousIds = ids.cpu().contiguous();
     for (int64_t k = 0; k < ids.numel(); ++k) {
       int64_t id = contiguousIds.data_ptr<int64_t>()[k];
       if (!seenIndices.insert(id).second)
@@ -344,8 +344,11 @@ void Optimizer::load_state_dict(const OrderedDict<Tensor>& dict, const SourceLoc
         if (isStep && value.numel() != 1)
           throw Error::make(loc, op, "'", key, "' must have one element, got shape ",
                             value.sizes());
-        // PyTorch casts floating state to the parameter's dtype, all but the step count.
+        // PyTorch casts floating state to the parameter's dtype, all but the step count;
+        // all of it goes to the parameter's device (a CPU state dict loaded for CUDA
+        // parameters), where the updates read it.
         Tensor copy = !isStep && p.is_floating_point() ? value.to(p.dtype()) : value;
+        copy = copy.to(p.device());
         entries.insert(name, copy.is_same(value) ? value.clone() : copy);
         present.push_back(name);
       }

@@ -29,9 +29,10 @@ void requireIntegral(const char* op, const char* what, const Tensor& x, const So
                           " tensor of shape ", x.sizes());
 }
 
-// A 0-d tensor of x's dtype, so constants never promote x.
+// A 0-d tensor of x's dtype on x's device, so constants never promote x and where() finds
+// its operands on one device.
 Tensor constantLike(const Tensor& x, double value, const SourceLoc& loc) {
-  return scalar_tensor(value, x.dtype(), loc);
+  return full({}, value, TensorOptions(x.dtype()).device(x.device()), loc);
 }
 
 Tensor reduceLoss(const Tensor& losses, Reduction reduction, const SourceLoc& loc) {
@@ -154,15 +155,17 @@ Tensor nllLoss(const char* op, const Tensor& logProbs, const Tensor& target, Red
 
   // Element (i, t, s) of input viewed as [N, C, S] is at i·C·S + t·S + s of its flattening.
   const Tensor keep = ne(t, ignoreIndex, loc);
-  const Tensor safeTarget = convert(where(keep, t, zeros({}, t.dtype(), loc), loc), kInt64, loc);
+  const Tensor safeTarget =
+      convert(where(keep, t, zeros({}, TensorOptions(t.dtype()).device(t.device()), loc), loc), kInt64, loc);
   Tensor rowStart = mul(arange(n, loc), classes * spatial, loc).reshape({n, 1}, loc);
-  Tensor base = add(rowStart, arange(spatial, loc).reshape({1, spatial}, loc), loc);
+  // The row offsets are computed on the CPU and join the target on its device.
+  Tensor base = add(rowStart, arange(spatial, loc).reshape({1, spatial}, loc), loc).to(t.device(), loc);
   Tensor index = add(base.reshape(t.sizes(), loc), mul(safeTarget, spatial, loc), loc);
   Tensor picked = take(input.reshape({-1}, loc), index, 0, loc);
 
   // Ignored targets select 0 rather than multiply by it, so a -inf log-probability at the
   // placeholder class 0 cannot turn into NaN.
-  const Tensor zero = zeros({}, input.dtype(), loc);
+  const Tensor zero = zeros({}, TensorOptions(input.dtype()).device(input.device()), loc);
   Tensor weights = convert(keep, input.dtype(), loc);
   if (weight.defined()) {
     weights = where(keep, take(convert(weight, input.dtype(), loc), safeTarget, 0, loc), zero, loc);
@@ -425,7 +428,7 @@ Tensor dropout(const Tensor& x, double p, bool training, const SourceLoc& loc) {
                           " of shape ", x.sizes());
   if (!training || p == 0.0) return x;
   if (p == 1.0) return mul(x, zeros_like(x, loc), loc);
-  Tensor keep = bernoulli(x.sizes(), 1.0 - p, x.dtype(), loc);
+  Tensor keep = bernoulli(x.sizes(), 1.0 - p, TensorOptions(x.dtype()).device(x.device()), loc);
   return mul(x, mul(keep, 1.0 / (1.0 - p), loc), loc);
 }
 

@@ -79,7 +79,11 @@ class Module : public std::enable_shared_from_this<Module> {
   // member, an optimizer's list, a trace's state binding) sees the converted values,
   // because the conversion replaces the contents of the shared TensorImpl.
   virtual void to(DType dtype, const SourceLoc& loc = SourceLoc::current());
-  // Eager tensors live on the CPU; kiln::Error for any other device.
+  // Moves every parameter and buffer (and a parameter's gradient) to `device` in place, as
+  // LibTorch's module.to(torch::kCUDA): like to(DType), the tensors keep their identity and
+  // requires_grad, so an optimizer made before or after the move updates the moved tensors.
+  // All of the copies are made before any tensor changes: a failure leaves the module
+  // where it was. kiln::Error "no CUDA device: <why>" for a CUDA device this machine lacks.
   virtual void to(Device device, const SourceLoc& loc = SourceLoc::current());
   // Clears every parameter's gradient (set_to_none) or zeroes it in place.
   virtual void zero_grad(bool set_to_none = true, const SourceLoc& loc = SourceLoc::current());

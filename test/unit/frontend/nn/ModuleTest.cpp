@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kiln/core/Autograd.h"
+#include "kiln/core/Cuda.h"
 #include "kiln/core/Ops.h"
 #include "kiln/nn/Modules.h"
 #include "test/unit/frontend/Golden.h"
@@ -170,11 +171,49 @@ TEST(ModuleTest, ToFloat64ConvertsInPlaceAndKeepsIdentity) {
               ThrowsMessage<Error>(HasSubstr("floating-point dtypes only")));
 }
 
-TEST(ModuleTest, ToDevice) {
+TEST(ModuleTest, ToCpuKeepsEveryTensorAsItIs) {
   Net net;
+  sum(net->forward(ones({2, 4}))).backward();
+  OrderedDict<Tensor> params = net->named_parameters(), buffers = net->named_buffers();
+  std::vector<const void*> storage;
+  for (const Tensor& t : params.values()) storage.push_back(t.rawData());
+  Tensor grad = net->fc1->weight.grad();
+  std::vector<double> before = valuesAsDouble(net->fc1->weight);
+
+  net->to(kCPU);
   net->to(Device(kCPU));
-  EXPECT_THAT([&] { net->to(Device(kCUDA)); },
-              ThrowsMessage<Error>(HasSubstr("cannot move a module to cuda:0")));
+  size_t i = 0;
+  for (const auto& [name, t] : net->named_parameters()) {
+    EXPECT_TRUE(t.is_same(params[name])) << name;
+    EXPECT_EQ(t.rawData(), storage[i++]) << name;  // nothing copied
+    EXPECT_TRUE(t.requires_grad()) << name;
+    EXPECT_TRUE(t.is_leaf()) << name;
+    EXPECT_EQ(t.device(), Device(kCPU)) << name;
+  }
+  for (const auto& [name, t] : net->named_buffers()) EXPECT_TRUE(t.is_same(buffers[name])) << name;
+  EXPECT_TRUE(net->fc1->weight.grad().is_same(grad));
+  EXPECT_EQ(valuesAsDouble(net->fc1->weight), before);
+}
+
+TEST(ModuleTest, ToCudaWithoutADeviceSaysWhyAndMovesNothing) {
+  if (cuda::is_available()) GTEST_SKIP() << "a CUDA device is present (test/gpu covers it)";
+  Net net;
+  Tensor weight = net->fc1->weight;
+  for (Device device : {Device(kCUDA), Device(kCUDA, 1)}) {
+    try {
+      net->to(device);
+      FAIL() << "moved to " << device << " without a CUDA device";
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.message().starts_with("no CUDA device")) << e.message();
+      EXPECT_THAT(e.message(), HasSubstr(cuda::unavailable_reason()));
+      EXPECT_EQ(e.op(), "Module::to");
+    }
+  }
+  // LibTorch's spelling, through a holder.
+  EXPECT_THAT([&] { net->to(kCUDA); }, ThrowsMessage<Error>(HasSubstr("no CUDA device: ")));
+  for (const Tensor& t : net->parameters()) EXPECT_TRUE(t.device().isCPU());
+  for (const Tensor& t : net->buffers()) EXPECT_TRUE(t.device().isCPU());
+  EXPECT_TRUE(weight.is_same(net->fc1->weight));
 }
 
 TEST(ModuleTest, ZeroGrad) {

@@ -215,6 +215,29 @@ TEST(Optimizer, LoadStateDictCastsStateToTheParameterDtype) {
   EXPECT_EQ(second.state(params32[0])->at("momentum_buffer").dtype(), kFloat32);
 }
 
+// State is made, and loaded, on each parameter's device (test/gpu/CudaModuleTest checks CUDA
+// parameters); the step count too, so an update reads nothing from another device.
+TEST(Optimizer, StateLivesOnTheParameterDevice) {
+  std::vector<Tensor> params = makeParams(kFloat32);
+  Adam adam(params, AdamOptions(0.01).amsgrad(true));
+  setGrads(params, 0);
+  adam.step();
+  std::vector<Tensor> resumed = makeParams(kFloat32);
+  Adam second(resumed, AdamOptions(0.01));
+  second.load_state_dict(adam.state_dict());
+  for (size_t j = 0; j < params.size(); ++j) {
+    for (const auto& [name, value] : *adam.state(params[j]))
+      EXPECT_EQ(value.device(), params[j].device()) << name;
+    ASSERT_NE(second.state(resumed[j]), nullptr);
+    for (const auto& [name, value] : *second.state(resumed[j])) {
+      EXPECT_EQ(value.device(), resumed[j].device()) << name;
+      EXPECT_FALSE(value.is_same(adam.state(params[j])->at(name))) << name;  // a copy
+    }
+  }
+  EXPECT_EQ(second.state(resumed[0])->at("step").dtype(), kFloat32);
+  EXPECT_EQ(second.state(resumed[0])->at("step").item<double>(), 1.0);
+}
+
 class LoadStateDictErrors : public ::testing::Test {
  protected:
   void SetUp() override {
