@@ -12,8 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-gpu-bundle}"
 targets=(//test/gpu:CudaDeviceTest //test/gpu:CudaOpsTest //test/gpu:CudaModuleTest
-         //examples:fashion_mnist_mlp)
-bazel build -c opt "${targets[@]}"
+         //examples:fashion_mnist_mlp //bench:cuda_step)
+bazel build -c opt "${targets[@]}"  # bench/ is private: build it by label, copy it by path
 bin="$(bazel info -c opt bazel-bin)"
 
 stage="$(mktemp -d)"

@@ -70,8 +70,8 @@ run_test() {  # name, seconds
 }
 
 run_test CudaDeviceTest 60
-run_test CudaOpsTest 200
-run_test CudaModuleTest 60
+run_test CudaOpsTest 150
+run_test CudaModuleTest 90
 
 data="$bundle/fashion-mnist"
 epochs="${KILN_GPU_EPOCHS:-2}"
@@ -79,15 +79,18 @@ for device in cuda cpu; do
   echo "=== fashion_mnist_mlp --device $device --epochs $epochs"
   if [[ ! -d $data ]]; then echo "gpu-check: mlp $device: SKIPPED (no $data)"; skipped=$((skipped + 1)); continue; fi
   start=$SECONDS
-  timeout 120 "$bin/fashion_mnist_mlp" --device "$device" --epochs "$epochs" --data "$data" 2>&1 |
+  timeout 100 "$bin/fashion_mnist_mlp" --device "$device" --epochs "$epochs" --data "$data" 2>&1 |
     tr '\r' '\n' | grep -v '^ *[0-9]*/[0-9]* \[' | tail -n 25 | tee "$logs/mlp-$device.log"
   status=${PIPESTATUS[0]}
   echo "(mlp $device: $((SECONDS - start)) s)"
   verdict "mlp $device" "$status" "$logs/mlp-$device.log"
 done
 
-echo "=== PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null) on the same card"
-timeout 90 python3 scripts/gpu/torch_mlp_step.py 2>&1 | tail -n 20
+echo "=== The MLP's eager training step: Kiln, then PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null), on the same card"
+timeout 60 "$bin/cuda_step" 2>&1 | tee "$logs/step.log"
+status=${PIPESTATUS[0]}
+verdict "kiln mlp step" "$status" "$logs/step.log"
+timeout 120 python3 scripts/gpu/torch_mlp_step.py 2>&1 | tail -n 20 | tee -a "$logs/step.log"
 status=${PIPESTATUS[0]}
 [[ $status -eq 0 ]] && pass=$((pass + 1)) && echo "gpu-check: torch mlp step: PASS" ||
   { fail=$((fail + 1)); echo "gpu-check: torch mlp step: FAIL (exit $status)"; }
