@@ -8,6 +8,7 @@ namespace kiln::ops {
 Tensor interleaveZeros(const Tensor& x, int64_t dim, int64_t factor, const SourceLoc& loc) {
   const int64_t count = x.sizes()[dim];
   if (factor == 1 || count == 0) return x;
+  detail::FactoryDeviceGuard onDevice(x.device());
   Tensor spread = x.unsqueeze(dim + 1, loc);
   Shape gap = spread.sizes();
   gap[dim + 1] = factor - 1;
@@ -23,12 +24,14 @@ Tensor padDim(const Tensor& x, int64_t dim, int64_t before, int64_t after, doubl
   Shape b = x.sizes(), a = x.sizes();
   b[dim] = before;
   a[dim] = after;
+  detail::FactoryDeviceGuard onDevice(x.device());
   return cat({full(b, value, x.dtype(), loc), x, full(a, value, x.dtype(), loc)}, dim, loc);
 }
 
 Tensor flipDim(const Tensor& x, int64_t dim, const SourceLoc& loc) {
   const int64_t n = x.sizes()[dim];
   if (n <= 1) return x;
+  detail::FactoryDeviceGuard onDevice(x.device());
   return take(x, arange(double(n - 1), -1.0, -1.0, kInt64, loc), dim, loc);
 }
 

@@ -511,6 +511,7 @@ Tensor windowIndices(const Window& win, int64_t ho, int64_t wo, int64_t paddedW,
 Grads poolGrad(const GradArgs& a) {
   const Tensor &x = a.inputs[0], &g = a.gradOutputs[0];
   const SourceLoc& l = a.loc;
+  detail::FactoryDeviceGuard onDevice(x.device());  // the window indices and the avg kernel
   const Shape& window = a.attrs.get<Shape>("window");
   const Window win = windowOf(a.attrs, window[0], window[1]);
   const Shape& xs = x.sizes();

@@ -197,6 +197,7 @@ Tensor gather(const Tensor& x, int64_t dim, const Tensor& index, const SourceLoc
       throw ShapeError::make(loc, "gather", "index of shape ", index.sizes(),
                              " is larger than the input's shape ", x.sizes(), " in dim ", d);
   const Strides strides = contiguousStrides(x.sizes());
+  detail::FactoryDeviceGuard onDevice(x.device());
   Tensor linear = mul(index.to(kInt64, loc), strides[dim], loc);
   for (int64_t d = 0; d < x.dim(); ++d) {
     if (d == dim) continue;
@@ -218,6 +219,7 @@ Tensor argExtreme(const char* op, const Tensor& x, int64_t dim, bool keepdim, bo
   Tensor extreme = isMax ? amax(x, {dim}, true, loc) : amin(x, {dim}, true, loc);
   Shape at(size_t(std::max<int64_t>(x.dim(), 1)), 1);
   at[size_t(dim)] = size;
+  detail::FactoryDeviceGuard onDevice(x.device());
   Tensor positions = arange(size, loc).reshape(at, loc);
   // NaN is the extreme of a row holding one (as PyTorch), and NaN == NaN is false.
   Tensor hit = logical_or(eq(x, extreme, loc),
