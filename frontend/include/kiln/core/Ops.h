@@ -19,7 +19,7 @@ concept Scalar = std::is_arithmetic_v<S>;
 // torch::TensorOptions: the dtype and device a factory makes its tensor with. It converts
 // from either alone, so zeros({2}, kFloat64), randn({4}, kCUDA) and
 // zeros({2}, TensorOptions().dtype(kHalf).device(kCUDA)) read as in LibTorch. A factory
-// given no dtype uses its own default (float32; int64 for randint).
+// given no dtype uses its own default (float32; int64 for randint); given no device, the CPU.
 class TensorOptions {
  public:
   TensorOptions() = default;
@@ -29,11 +29,14 @@ class TensorOptions {
   TensorOptions dtype(DType dtype) const { TensorOptions o = *this; o.dtype_ = dtype; return o; }
   TensorOptions device(Device device) const { TensorOptions o = *this; o.device_ = device; return o; }
   DType dtype_or(DType fallback) const { return dtype_.value_or(fallback); }
-  Device device() const { return device_; }
+  // The device given, else the factory device: the CPU, or inside an op on a CUDA tensor
+  // that tensor's device (detail::FactoryDeviceGuard), so zeros(shape, x.dtype()) in a
+  // gradient lands where x is.
+  Device device() const { return device_.value_or(detail::factoryDevice()); }
 
  private:
   std::optional<DType> dtype_;
-  Device device_ = kCPU;
+  std::optional<Device> device_;
 };
 
 Tensor empty(Shape shape, TensorOptions options = {}, const SourceLoc& loc = SourceLoc::current());
