@@ -12,6 +12,7 @@
 #include "frontend/core/cuda/Kernels.h"
 #include "frontend/core/ops/OpTable.h"
 #include "kiln/core/Cuda.h"
+#include "kiln/core/Dispatcher.h"
 #include "kiln/core/Functional.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
@@ -335,6 +336,15 @@ TEST(CudaFactories, SameValuesOnEveryDevice) {
   }
   EXPECT_EQ(r.device(), kGpu);
   expectClose(expected, r, 0, "arange");
+  // The rng op itself with its key on the device (a traced program's state would be): the
+  // same samples and the same next key as with the key on the CPU.
+  const Attrs attrs{{"distribution", std::string("normal")}, {"shape", Shape{300}}, {"dtype", kFloat32},
+                    {"a", 0.0}, {"b", 1.0}};
+  const Tensor key = tensor(std::vector<int64_t>{42, 7});
+  std::vector<Tensor> onCpu = dispatch(ops::kRng, {key}, attrs, SourceLoc::current());
+  std::vector<Tensor> onGpu = dispatch(ops::kRng, {key.cuda()}, attrs, SourceLoc::current());
+  expectClose(onCpu[0], onGpu[0], 0, "rng samples");
+  expectClose(onCpu[1], onGpu[1], 0, "rng next key");
   manual_seed(9);
   Tensor m = bernoulli({500}, 0.3);
   manual_seed(9);
