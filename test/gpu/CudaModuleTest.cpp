@@ -263,17 +263,21 @@ TEST(CudaModule, MlpAdamStepMatchesTheCpu) {
 
 // examples/graph_mobilenet's model (narrower), one eager training step on each device from
 // the same weights and batch: convolutions (grouped, strided), batch norm in training
-// mode, ReLU6, pooling and the classifier, forward and backward. The loss, every gradient
-// and the batch norms' running statistics agree within float32 rounding over ~50 layers.
-TEST(CudaModule, MobileNetV2StepMatchesTheCpu) {
-  REQUIRE_CUDA();
+// mode, ReLU6, pooling, dropout and the classifier, forward and backward. In float64 the
+// loss, every gradient and the batch norms' running statistics agree to 1e-7; in float32
+// the loss agrees to 1e-4, while the first layers' gradients differ by up to ~1% (the
+// backward of ~50 batch norms over as few as 8 values each amplifies the rounding of sums
+// taken in another order; the float64 step shows the ops themselves agree).
+void mobileNetStep(DType dtype, double lossTol, double gradTol) {
   manual_seed(11);
   vision::MobileNetV2 cpu = vision::mobilenet_v2(10, 0.5);
   manual_seed(11);
   vision::MobileNetV2 gpu = vision::mobilenet_v2(10, 0.5);
+  cpu->to(dtype);
+  gpu->to(dtype);
   gpu->to(kCUDA);
   manual_seed(12);
-  Tensor x = randn({8, 3, 32, 32}), y = randint(0, 10, {8});
+  Tensor x = randn({8, 3, 32, 32}, dtype), y = randint(0, 10, {8});
   // The classifier's dropout draws its mask from the default generator: the same seed
   // before each forward gives both devices the same mask.
   manual_seed(13);
@@ -282,17 +286,28 @@ TEST(CudaModule, MobileNetV2StepMatchesTheCpu) {
   Tensor lg = cross_entropy(gpu->forward(x.cuda()), y.cuda());
   lc.backward();
   lg.backward();
-  EXPECT_TRUE(closeTo(lg, lc, 1e-4));
+  EXPECT_TRUE(closeTo(lg, lc, lossTol));
+  if (gradTol == 0) return;
   std::vector<Tensor> pc = cpu->parameters(), pg = gpu->parameters();
   ASSERT_EQ(pc.size(), pg.size());
   for (size_t i = 0; i < pc.size(); ++i) {
     ASSERT_TRUE(pg[i].grad().defined()) << "parameter " << i;
     EXPECT_EQ(pg[i].grad().device(), kGpu);
-    EXPECT_TRUE(closeTo(pg[i].grad(), pc[i].grad(), 2e-3)) << "gradient of parameter " << i;
+    EXPECT_TRUE(closeTo(pg[i].grad(), pc[i].grad(), gradTol)) << "gradient of parameter " << i;
   }
   std::vector<Tensor> bc = cpu->buffers(), bg = gpu->buffers();
   ASSERT_EQ(bc.size(), bg.size());
-  for (size_t i = 0; i < bc.size(); ++i) EXPECT_TRUE(closeTo(bg[i], bc[i], 1e-4)) << "buffer " << i;
+  for (size_t i = 0; i < bc.size(); ++i) EXPECT_TRUE(closeTo(bg[i], bc[i], gradTol)) << "buffer " << i;
+}
+
+TEST(CudaModule, MobileNetV2StepMatchesTheCpuInFloat64) {
+  REQUIRE_CUDA();
+  mobileNetStep(kFloat64, 1e-9, 1e-7);
+}
+
+TEST(CudaModule, MobileNetV2StepLossMatchesTheCpuInFloat32) {
+  REQUIRE_CUDA();
+  mobileNetStep(kFloat32, 1e-4, 0);
 }
 
 // ---- state dicts ------------------------------------------------------------------------
