@@ -136,7 +136,8 @@ void matmulKernel(const OpArgs& args, std::span<Tensor> out) {
   const bool ta = args.attrs.get<bool>("transpose_a"), tb = args.attrs.get<bool>("transpose_b");
   if (out[0].numel() == 0) return;
   Tensor a = args.inputs[0], b = args.inputs[1];
-  if (out[0].dtype() != kFloat32) return referenceMatmul(a, b, ta, tb, out[0]);
+  // K == 0 (the product is zeros) goes to the loops too: oneDNN divides by K.
+  if (out[0].dtype() != kFloat32 || a.numel() == 0) return referenceMatmul(a, b, ta, tb, out[0]);
   if (matrixStrides(a, ta).empty()) a = kernels::contiguousValues(a, args.loc);
   if (matrixStrides(b, tb).empty()) b = kernels::contiguousValues(b, args.loc);
   onednnMatmul(a, b, ta, tb, out[0]);

@@ -96,6 +96,19 @@ Tensor addmmOp(const Tensor& bias, const Tensor& a, const Tensor& b, bool ta, bo
                    SourceLoc::current());
 }
 
+// An empty inner dim (K == 0) gives zeros, as torch.matmul; oneDNN's f32 matmul divided
+// by zero on it (SIGFPE) before the kernel checked.
+TEST(Matmul, AnEmptyInnerDimGivesZeros) {
+  for (DType dtype : {kFloat32, kFloat64}) {
+    Tensor c = matmul(ones({5, 0}, dtype), ones({0, 7}, dtype));
+    EXPECT_EQ(c.sizes(), (Shape{5, 7}));
+    EXPECT_EQ(amax(abs(c)).item<double>(), 0.0);
+    Tensor batched = matmul(ones({2, 3, 0}, dtype), ones({2, 0, 4}, dtype));
+    EXPECT_EQ(batched.sizes(), (Shape{2, 3, 4}));
+    EXPECT_EQ(amax(abs(batched)).item<double>(), 0.0);
+  }
+}
+
 TEST(Addmm, GivesTheValuesOfMatmulAddAndRelu) {
   const std::vector<std::array<int64_t, 3>> shapes = {{5, 7, 3}, {1, 6, 4}, {6, 1, 4}, {33, 17, 65}, {128, 256, 784}};
   for (auto [m, n, k] : shapes)
