@@ -16,7 +16,6 @@
 // documented, so those add it in the bias-and-relu kernel (Conv.cpp), which also applies
 // relu everywhere: cuBLASLt's RELU epilogue would turn NaN into 0 and keep -0, where the
 // CPU keeps NaN and makes everything not above 0 +0.
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -81,7 +80,6 @@ constexpr int CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES = 8;
 
 struct LtApi {
   std::string reason;  // why cuBLASLt cannot be used, "" when it can
-  std::string path;    // the library loaded
   cublasStatus_t (*cublasLtCreate)(cublasLtHandle_t*);
   size_t (*cublasLtGetVersion)();
   const char* (*cublasLtGetStatusName)(cublasStatus_t);
@@ -104,44 +102,18 @@ struct LtApi {
                                    const cublasLtMatmulAlgo_t*, void*, size_t, CUstream);
 };
 
-// Where libcublasLt.so.13 is looked for: the toolkit ($KILN_CUDA_HOME, $CUDA_HOME,
-// /usr/local/cuda), the NVIDIA pip wheels PyTorch installs (nvidia/cu13/lib in CUDA 13's
-// merged wheel, nvidia/cublas/lib in the per-library ones), then the loader's own path.
-std::vector<std::string> ltCandidates() {
-  std::vector<std::string> dirs;
-  for (const char* env : {"KILN_CUDA_HOME", "CUDA_HOME"})
-    if (const char* dir = std::getenv(env); dir && *dir) dirs.push_back(std::string(dir) + "/lib64");
-  dirs.push_back("/usr/local/cuda/lib64");
-  for (const char* site : {"/opt/torch/.venv/lib/python3.12/site-packages"}) {
-    dirs.push_back(std::string(site) + "/nvidia/cu13/lib");
-    dirs.push_back(std::string(site) + "/nvidia/cublas/lib");
-  }
-  std::vector<std::string> out;
-  for (const std::string& d : dirs) out.push_back(d + "/libcublasLt.so.13");
-  out.push_back("libcublasLt.so.13");
-  return out;
-}
-
 template <class F>
 void resolve(void* lib, const char* name, F*& slot, std::string& reason) {
-  slot = reinterpret_cast<F*>(dlsym(lib, name));
-  if (!slot && reason.empty()) reason = std::string("libcublasLt has no ") + name;
+  resolveSymbol(lib, "libcublasLt", name, slot, reason);
 }
 
 const LtApi& lt() {
   static const LtApi* api = [] {
     auto* a = new LtApi{};
-    void* lib = nullptr;
     std::string tried;
-    for (const std::string& path : ltCandidates()) {
-      lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib) {
-        a->path = path;
-        break;
-      }
-      const char* why = dlerror();
-      tried += (tried.empty() ? "" : "; ") + path + (why ? std::string(" (") + why + ")" : "");
-    }
+    // The toolkit, else the NVIDIA wheels PyTorch installs (nvidia/cu13/lib in CUDA 13's
+    // merged wheel, nvidia/cublas/lib in the per-library ones), else the loader's path.
+    void* lib = openCudaLibrary("libcublasLt.so.13", {"cu13", "cublas"}, tried);
     if (!lib) {
       a->reason = "libcublasLt.so.13 (CUDA 13's cuBLASLt) was not found; tried " + tried;
       return a;

@@ -160,6 +160,29 @@ Window4 windowOf(const Attrs& attrs) {
   return Window4{s[0], s[1], d[0], d[1], p[0], p[2]};
 }
 
+// What convolution and pooling share of their kernel's geometry: the input's sizes and
+// strides, the output's size, the window and its stride, dilation and leading padding.
+ConvGeom geometryOf(const Tensor& x, const Shape& ys, const Window4& win, int64_t outChannels, int64_t kh,
+                    int64_t kw) {
+  ConvGeom g{};
+  g.C = x.sizes()[1];
+  g.H = x.sizes()[2];
+  g.W = x.sizes()[3];
+  for (int d = 0; d < 4; ++d) g.xs[d] = x.strides()[d];
+  g.O = outChannels;
+  g.kh = kh;
+  g.kw = kw;
+  g.Ho = ys[2];
+  g.Wo = ys[3];
+  g.sh = win.sh;
+  g.sw = win.sw;
+  g.dh = win.dh;
+  g.dw = win.dw;
+  g.pt = win.pt;
+  g.pl = win.pl;
+  return g;
+}
+
 void conv2d(const OpArgs& args, std::span<Tensor> outputs) {
   const SourceLoc& loc = args.loc;
   Tensor& out = outputs[0];
@@ -171,24 +194,9 @@ void conv2d(const OpArgs& args, std::span<Tensor> outputs) {
   const int relu = ops::reluEpilogue(args.attrs) ? 1 : 0;
   const int64_t groups = args.attrs.get<int64_t>("groups");
   const Window4 win = windowOf(args.attrs);
-  const Shape &xs = x.sizes(), &wsz = w.sizes(), &ys = out.sizes();
-  ConvGeom g{};
-  g.C = xs[1];
-  g.H = xs[2];
-  g.W = xs[3];
-  for (int d = 0; d < 4; ++d) g.xs[d] = x.strides()[d];
-  g.O = wsz[0];
-  g.kh = wsz[2];
-  g.kw = wsz[3];
+  const Shape &wsz = w.sizes(), &ys = out.sizes();
+  ConvGeom g = geometryOf(x, ys, win, wsz[0], wsz[2], wsz[3]);
   for (int d = 0; d < 4; ++d) g.ws[d] = w.strides()[d];
-  g.Ho = ys[2];
-  g.Wo = ys[3];
-  g.sh = win.sh;
-  g.sw = win.sw;
-  g.dh = win.dh;
-  g.dw = win.dw;
-  g.pt = win.pt;
-  g.pl = win.pl;
   g.cg = wsz[1];
   g.og = wsz[0] / groups;
   g.biasStride = hasBias ? bias.strides()[0] : 0;
@@ -216,22 +224,7 @@ void pool2d(const OpArgs& args, std::span<Tensor> outputs) {
   const bool isMax = args.attrs.get<std::string>("kind") == "max";
   const Window4 win = windowOf(args.attrs);
   const Shape &xs = x.sizes(), &ys = out.sizes();
-  ConvGeom g{};
-  g.C = xs[1];
-  g.H = xs[2];
-  g.W = xs[3];
-  for (int d = 0; d < 4; ++d) g.xs[d] = x.strides()[d];
-  g.O = xs[1];
-  g.kh = window[0];
-  g.kw = window[1];
-  g.Ho = ys[2];
-  g.Wo = ys[3];
-  g.sh = win.sh;
-  g.sw = win.sw;
-  g.dh = win.dh;
-  g.dw = win.dw;
-  g.pt = win.pt;
-  g.pl = win.pl;
+  ConvGeom g = geometryOf(x, ys, win, xs[1], window[0], window[1]);
   const int index = out.device().index;
   CUfunction f = kernel(index, std::string("kiln_pool2d_") + (isMax ? "max_" : "avg_") + shortName(out.dtype()),
                         [&] { return poolKernel(out.dtype(), isMax).source; }, "pool2d", loc);

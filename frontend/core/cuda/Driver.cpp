@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -21,10 +22,8 @@ struct Loaded {
 };
 
 template <class F>
-bool resolve(void* lib, const char* name, F*& slot, std::string& reason) {
-  slot = reinterpret_cast<F*>(dlsym(lib, name));
-  if (!slot && reason.empty()) reason = std::string("libcuda.so.1 has no ") + name;
-  return slot != nullptr;
+void resolve(void* lib, const char* name, F*& slot, std::string& reason) {
+  resolveSymbol(lib, "libcuda.so.1", name, slot, reason);
 }
 
 Loaded load() {
@@ -123,6 +122,24 @@ Staging& staging(int index, const DriverApi& api, std::string_view op, const Sou
 }
 
 }  // namespace
+
+void* symbol(void* lib, const char* name) { return dlsym(lib, name); }
+
+void* openCudaLibrary(const char* soname, std::initializer_list<const char*> wheelDirs, std::string& tried) {
+  std::vector<std::string> candidates;
+  for (const char* env : {"KILN_CUDA_HOME", "CUDA_HOME"})
+    if (const char* dir = std::getenv(env); dir && *dir) candidates.push_back(std::string(dir) + "/lib64/" + soname);
+  candidates.push_back(std::string("/usr/local/cuda/lib64/") + soname);
+  for (const char* wheel : wheelDirs)
+    candidates.push_back(std::string("/opt/torch/.venv/lib/python3.12/site-packages/nvidia/") + wheel + "/lib/" + soname);
+  candidates.push_back(soname);
+  for (const std::string& path : candidates) {
+    if (void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return lib;
+    const char* why = dlerror();
+    tried += (tried.empty() ? "" : "; ") + path + (why ? std::string(" (") + why + ")" : "");
+  }
+  return nullptr;
+}
 
 const std::string& unavailableReason() { return loaded().reason; }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 #include "kiln/core/Error.h"
@@ -72,6 +73,20 @@ std::string describe(CUresult result);
 
 // Throws kiln::Error naming `op`, the failed driver call and its result unless it succeeded.
 void check(CUresult result, const char* call, std::string_view op, const SourceLoc& loc);
+
+// A CUDA toolkit library (`soname`, e.g. "libnvrtc.so.13") opened with dlopen from, in
+// order: $KILN_CUDA_HOME/lib64, $CUDA_HOME/lib64, /usr/local/cuda/lib64, the lib folders of
+// PyTorch's CUDA wheels named in `wheelDirs` (under the image's site-packages), then the
+// loader's path. Null if none opens; `tried` then lists where it looked and why not.
+void* openCudaLibrary(const char* soname, std::initializer_list<const char*> wheelDirs, std::string& tried);
+
+// dlsym into `slot`; the first missing name is written to `reason` ("<lib> has no <name>").
+void* symbol(void* lib, const char* name);
+template <class F>
+void resolveSymbol(void* lib, const char* libName, const char* name, F*& slot, std::string& reason) {
+  slot = reinterpret_cast<F*>(symbol(lib, name));
+  if (!slot && reason.empty()) reason = std::string(libName) + " has no " + name;
+}
 
 // One device as the runtime holds it: its primary context (made current on the calling
 // thread by device()), its one stream, and what kernels are compiled for.

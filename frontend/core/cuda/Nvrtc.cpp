@@ -1,7 +1,6 @@
 // NVRTC loaded with dlopen, the kernel cache and launches (see Nvrtc.h).
 #include "frontend/core/cuda/Nvrtc.h"
 
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -36,31 +35,16 @@ struct NvrtcApi {
   nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char*);
 };
 
-void* openNvrtc(std::string& tried) {
-  std::vector<std::string> candidates;
-  for (const char* env : {"KILN_CUDA_HOME", "CUDA_HOME"})
-    if (const char* dir = std::getenv(env); dir && *dir)
-      candidates.push_back(std::string(dir) + "/lib64/libnvrtc.so.13");
-  candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so.13");
-  candidates.push_back("libnvrtc.so.13");
-  for (const std::string& path : candidates) {
-    if (void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return lib;
-    tried += (tried.empty() ? "" : ", ") + path;
-  }
-  return nullptr;
-}
-
 template <class F>
 void resolve(void* lib, const char* name, F*& slot, std::string& reason) {
-  slot = reinterpret_cast<F*>(dlsym(lib, name));
-  if (!slot && reason.empty()) reason = std::string("libnvrtc has no ") + name;
+  resolveSymbol(lib, "libnvrtc", name, slot, reason);
 }
 
 const NvrtcApi& nvrtc() {
   static const NvrtcApi* api = [] {
     auto* a = new NvrtcApi{};
     std::string tried;
-    void* lib = openNvrtc(tried);
+    void* lib = openCudaLibrary("libnvrtc.so.13", {"cu13", "cuda_nvrtc"}, tried);
     if (!lib) {
       a->reason = "NVRTC (libnvrtc.so.13, from the CUDA 13 toolkit) was not found; tried " + tried;
       return a;
