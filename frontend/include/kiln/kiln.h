@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kiln/core/Autograd.h"
+#include "kiln/core/Cuda.h"
 #include "kiln/core/Functional.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
