@@ -45,6 +45,13 @@ void convSources(std::vector<KernelSource>& out);
 bool isElementwise(const OpDef& op);
 void elementwise(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
 
+// The CUDA C expression the eager kernel of elementwise `op` computes (Elementwise.cpp):
+// over operands a, b (select: c0, a, b) already loaded in the math type `M` of `in` (the
+// generated source must typedef M), giving a value of `out`'s math type (bool for compare
+// and a convert to bool) before it is stored; "" when `op` has no elementwise kernel. The
+// NVRTC backend's fused kernels (runtime/nvrtc) use these, so fused and eager values agree.
+std::string elementwiseExpression(const OpDef& op, const Attrs& attrs, DType in, DType out);
+
 // Reduction family (Reduce.cpp): kiln.reduce.
 bool isReduce(const OpDef& op);
 void reduce(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs);
