@@ -277,6 +277,16 @@ void compareCall(int call, const CallResult& traced, const CallResult& eager,
 
 }  // namespace
 
+std::string recordedGraph(const OpCase& c, bool symbolic) {
+  Instance instance = c.make();
+  TracedCase traced = traceCase(instance.fn, c.inputs.size(), symbolic);
+  Tensors inputs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) inputs.push_back(c.inputs[i](100 + i));
+  if (c.firstCall) c.firstCall(inputs, instance.state);
+  traced.call(inputs);
+  return traced.graph();
+}
+
 std::vector<std::string> runCase(const OpCase& c, bool symbolic, const Tolerance& tolerance) {
   std::vector<std::string> problems;
   Instance tracedCopy = c.make(), eagerCopy = c.make();

@@ -135,4 +135,10 @@ std::string difference(const Tensor& got, const Tensor& want, const Tolerance& t
 // naming the call; an exception in either run is one line too.
 std::vector<std::string> runCase(const OpCase& c, bool symbolic, const Tolerance& tolerance = {});
 
+// The case traced (symbolic or by value) and called once with runCase's first inputs:
+// the recorded program as jit::Traced::graph_str gives it (the kiln dialect's text). For
+// tests that plan and compile the recordings themselves (test/gpu/NvrtcKernelsAssembleTest);
+// the call runs on whatever KILN_JIT_BACKEND selects (INTERP compiles nothing).
+std::string recordedGraph(const OpCase& c, bool symbolic);
+
 }  // namespace kiln::e2e

@@ -1,0 +1,206 @@
+// Every fused kernel of the compiled parity suite's graphs (test/e2e/OpCases.cpp, traced by
+// value and symbolically) through NVRTC's generator (runtime/nvrtc): each graph recorded,
+// planned by the CPU planning pipeline (kiln-fuse, kiln-outline-kernels, kiln-plan-memory)
+// as the compiled backends plan it, each kiln.kernel = "fusion" function generated as CUDA
+// C, compiled by NVRTC to PTX for compute_80 and compute_90 and assembled by ptxas for sm_80
+// and sm_90 with no errors. Prints how many kernels were taken and why the others were
+// declined. Running them needs the host schedule on the GPU, which is not built yet.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include "dialect/KilnDialect.h"
+#include "frontend/core/cuda/Codegen.h"
+#include "frontend/core/cuda/Nvrtc.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
+#include "runtime/Backend.h"
+#include "runtime/cpu/MlirBackend.h"
+#include "runtime/nvrtc/NvrtcKernels.h"
+#include "test/e2e/Parity.h"
+
+namespace kiln {
+namespace {
+
+using runtime::nvrtc::CudaKernel;
+
+std::string ptxas() {
+  for (const char* env : {"KILN_CUDA_HOME", "CUDA_HOME"})
+    if (const char* dir = std::getenv(env); dir && *dir) return std::string(dir) + "/bin/ptxas";
+  return "/usr/local/cuda/bin/ptxas";
+}
+
+// Runs `command`; its exit status, and its output in `log`.
+int run(const std::string& command, std::string& log) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) log.append(buffer, n);
+  return ::pclose(pipe);
+}
+
+// Whether a call of `kernel` writes a result over a state argument (as Executable's
+// takeKernels asks before handing a kernel to a generator).
+bool writesInPlace(mlir::ModuleOp planned, mlir::func::FuncOp kernel) {
+  bool inPlace = false;
+  planned.walk([&](mlir::func::CallOp call) {
+    if (call.getCallee() != kernel.getSymName()) return;
+    if (auto offsets = call->getAttrOfType<mlir::DenseI64ArrayAttr>(mlir::kiln::KilnDialect::getOffsetsAttrName()))
+      for (int64_t offset : offsets.asArrayRef()) inPlace = inPlace || offset == -2;
+  });
+  return inPlace;
+}
+
+// A kernel's text without its name: the same kernel in many graphs is compiled once.
+std::string keyOf(mlir::func::FuncOp kernel, bool inPlace) {
+  std::string text = inPlace ? "in place\n" : "\n";
+  llvm::raw_string_ostream out(text);
+  out << kernel.getFunctionType() << "\n";
+  for (mlir::Operation& op : kernel.getBody().front())
+    op.print(out, mlir::OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs(0));
+  return text;
+}
+
+struct Census {
+  int graphs = 0, interpreted = 0, kernels = 0, taken = 0;
+  std::map<std::string, int> declined;        // why -> kernels
+  std::map<std::string, CudaKernel> unique;   // by kernel text, renamed k0, k1, ...
+  std::vector<std::string> problems;
+};
+
+// Records, plans and generates every case's kernels.
+Census generateAll() {
+  Census census;
+  mlir::DialectRegistry registry;
+  mlir::kiln::registerCpuPipelineDependencies(registry);
+  mlir::MLIRContext context(registry);
+  context.loadDialect<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
+  for (const e2e::OpCase& c : e2e::allCases()) {
+    for (bool symbolic : {false, true}) {
+      const std::string what = c.name + (symbolic ? " (symbolic)" : " (by value)");
+      std::string text;
+      try {
+        text = e2e::recordedGraph(c, symbolic);
+      } catch (const std::exception& e) {
+        census.problems.push_back(what + ": recording throws: " + e.what());
+        continue;
+      }
+      mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+      if (!module) {
+        census.problems.push_back(what + ": the recording does not parse:\n" + text);
+        continue;
+      }
+      ++census.graphs;
+      // What the compiled backends hand to the interpreter (a limitation of the host
+      // schedule, such as dynamic dims) has no kernels to take.
+      bool interpreted = false;
+      for (auto main : module->getOps<mlir::func::FuncOp>())
+        interpreted = interpreted || !runtime::cpu::mlirBackend().unsupported(main).empty();
+      if (interpreted) {
+        ++census.interpreted;
+        continue;
+      }
+      mlir::PassManager planning(&context);
+      mlir::kiln::buildCpuPlanningPipeline(planning);
+      if (mlir::failed(planning.run(*module))) {
+        census.problems.push_back(what + ": the CPU planning pipeline fails");
+        continue;
+      }
+      for (auto kernel : module->getOps<mlir::func::FuncOp>()) {
+        auto kind = kernel->getAttrOfType<mlir::StringAttr>(mlir::kiln::KilnDialect::getKernelAttrName());
+        if (!kind || kind.getValue() != "fusion") continue;
+        ++census.kernels;
+        const bool inPlace = writesInPlace(*module, kernel);
+        std::string why;
+        std::optional<CudaKernel> k = runtime::nvrtc::generate(kernel, inPlace, why);
+        if (!k) {
+          ++census.declined[why];
+          continue;
+        }
+        ++census.taken;
+        const std::string key = keyOf(kernel, inPlace);
+        if (census.unique.count(key)) continue;
+        // Unique entry names, so that many kernels compile as one translation unit.
+        const std::string name = "kiln_nvrtc_k" + std::to_string(census.unique.size());
+        for (size_t at; (at = k->source.find(k->name + "(")) != std::string::npos;)
+          k->source.replace(at, k->name.size(), name);
+        k->name = name;
+        census.unique.emplace(key, std::move(*k));
+      }
+    }
+  }
+  return census;
+}
+
+TEST(NvrtcKernelsAssemble, EveryE2eGraphsKernelsForSm80AndSm90) {
+  if (!cuda::nvrtcUnavailableReason().empty())
+    GTEST_SKIP() << "SKIPPED: " << cuda::nvrtcUnavailableReason();
+  if (!std::filesystem::exists(ptxas())) GTEST_SKIP() << "SKIPPED: no ptxas at " << ptxas();
+  Census census = generateAll();
+  for (const std::string& p : census.problems) ADD_FAILURE() << p;
+  EXPECT_GT(census.taken, 0);
+
+  // Batches of kernels, each one translation unit (the prelude once) and one ptxas run.
+  const std::string& prelude = cuda::prelude();
+  std::vector<const CudaKernel*> kernels;
+  for (const auto& [key, k] : census.unique) {
+    ASSERT_EQ(k.source.compare(0, prelude.size(), prelude), 0) << k.name << " does not start with the prelude";
+    kernels.push_back(&k);
+  }
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "kiln-nvrtc-ptx";
+  std::filesystem::create_directories(dir);
+  constexpr size_t kBatch = 64;
+  int assembled = 0;
+  for (const char* arch : {"80", "90"}) {
+    for (size_t first = 0; first < kernels.size(); first += kBatch) {
+      const size_t last = std::min(kernels.size(), first + kBatch);
+      std::string source = prelude;
+      for (size_t i = first; i < last; ++i) source += kernels[i]->source.substr(prelude.size());
+      std::string ptx;
+      try {
+        ptx = cuda::compile(source, std::string("compute_") + arch, "NVRTC e2e kernels", SourceLoc::current());
+      } catch (const std::exception& e) {
+        // Find which kernels do not compile, one at a time.
+        for (size_t i = first; i < last; ++i) {
+          try {
+            runtime::nvrtc::compileToPtx(*kernels[i], std::string("compute_") + arch);
+          } catch (const std::exception& one) {
+            ADD_FAILURE() << kernels[i]->name << " does not compile for compute_" << arch << ": " << one.what()
+                          << "\n" << kernels[i]->source.substr(prelude.size());
+          }
+        }
+        continue;
+      }
+      for (size_t i = first; i < last; ++i)
+        EXPECT_NE(ptx.find(".entry " + kernels[i]->name + "("), std::string::npos) << kernels[i]->name;
+      const std::filesystem::path file = dir / ("batch" + std::to_string(first) + "_" + arch + ".ptx");
+      std::ofstream(file) << ptx.c_str();
+      std::string log;
+      const int status = run(ptxas() + " -arch=sm_" + arch + " -o " + (dir / "out.cubin").string() + " " + file.string(), log);
+      EXPECT_EQ(status, 0) << "ptxas -arch=sm_" << arch << " " << file << ":\n" << log;
+      if (status == 0) assembled += int(last - first);
+    }
+  }
+  EXPECT_EQ(assembled, 2 * int(kernels.size()));
+
+  std::printf("NVRTC %s: %d graphs (%d run by the interpreter), %d fused kernels: %d taken (%zu distinct, "
+              "%d assembled for sm_80 and sm_90), %d declined\n",
+              cuda::nvrtcVersion().c_str(), census.graphs, census.interpreted, census.kernels, census.taken,
+              census.unique.size(), assembled / 2, census.kernels - census.taken);
+  for (const auto& [why, count] : census.declined) std::printf("  declined %d: %s\n", count, why.c_str());
+}
+
+}  // namespace
+}  // namespace kiln
