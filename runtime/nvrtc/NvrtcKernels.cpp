@@ -164,7 +164,6 @@ class Generator {
   Generator(mlir::func::FuncOp kernel, bool inPlace) : kernel_(kernel), inPlace_(inPlace) {}
 
   CudaKernel generate() {
-    if (kernel_.getNumResults() == 0) throw Declined{"a kernel without results"};
     auto ret = llvm::cast<mlir::func::ReturnOp>(kernel_.getBody().front().getTerminator());
     results_.assign(ret.getOperands().begin(), ret.getOperands().end());
     bool reductions = false;
@@ -182,20 +181,25 @@ class Generator {
     if (!reductions) {
       body = elementwise(k);
     } else {
-      const auto shape = tensorType(results_[0]).getShape();
+      // The rows are the leading dims of the result with the most elements; a result of
+      // another shape must be one value per row.
       for (mlir::Value v : results_)
-        if (tensorType(v).getShape() != shape)
-          throw Declined{"results of different shapes in a kernel with reductions"};
-      for (int64_t rowDims = 0;; ++rowDims) {
+        if (numel(tensorType(v).getShape()) > numel(tensorType(results_[main_]).getShape()))
+          main_ = size_t(std::find(results_.begin(), results_.end(), v) - results_.begin());
+      const auto shape = tensorType(results_[main_]).getShape();
+      bool fits = false, done = false;
+      for (int64_t rowDims = 0; !done && rowDims <= int64_t(shape.size()); ++rowDims) {
+        if (!resultsFit(rowDims)) continue;
+        fits = true;
         try {
           body = rows(k, rowDims);
-          break;
+          done = true;
         } catch (const NeedMoreRows&) {
-          if (rowDims == int64_t(shape.size()))
-            throw Declined{"a reduction read at elements that vary inside another reduction"};
           reset();
         }
       }
+      if (!fits) throw Declined{"results of different shapes in a kernel with reductions, not one per row"};
+      if (!done) throw Declined{"a reduction whose elements vary across a row"};
     }
     if (inPlace_)
       for (size_t a = 0; a < unsafeReads_.size(); ++a)
@@ -233,6 +237,7 @@ class Generator {
     scratch_.clear();
     unsafeReads_.clear();
     reductionCount_ = 0;
+    serialCount_ = 0;
   }
 
   // ---- kernels without reductions: grid-stride loops over each result shape ----
@@ -295,8 +300,25 @@ class Generator {
 
   // ---- kernels with reductions: one block per row of the results' leading `rowDims` ----
 
+  // Whether every result is of the main result's shape or one value per row of its
+  // leading `rowDims` dims.
+  bool resultsFit(int64_t rowDims) const {
+    const auto shape = tensorType(results_[main_]).getShape();
+    auto squeezed = [](llvm::ArrayRef<int64_t> s) {
+      std::vector<int64_t> out;
+      for (int64_t d : s)
+        if (d != 1) out.push_back(d);
+      return out;
+    };
+    for (mlir::Value v : results_) {
+      const auto rshape = tensorType(v).getShape();
+      if (rshape != shape && squeezed(rshape) != squeezed(shape.take_front(size_t(rowDims)))) return false;
+    }
+    return true;
+  }
+
   std::string rows(CudaKernel& k, int64_t rowDims) {
-    const auto shape = tensorType(results_[0]).getShape();
+    const auto shape = tensorType(results_[main_]).getShape();
     const int64_t rowCount = numel(shape.take_front(size_t(rowDims)));
     const int64_t rowLength = numel(shape.drop_front(size_t(rowDims)));
     rowDims_ = rowDims;
@@ -310,18 +332,40 @@ class Generator {
     identity_ = rowIndex;
     identity_.insert(identity_.end(), inner.begin(), inner.end());
     scopes_.assign(1, {});
-    std::vector<std::string> values;
-    for (mlir::Value v : results_) values.push_back(value(v, identity_));
+    std::vector<std::string> values(results_.size());
     for (size_t r = 0; r < results_.size(); ++r)
-      elements += indent_ + "out" + std::to_string(r) + "[(ix)r * (ix)" + std::to_string(rowLength) +
-                  " + j] = " + cuda::storeAs(dtypeOf(results_[r]), values[r]) + ";\n";
+      if (tensorType(results_[r]).getShape() == shape) values[r] = value(results_[r], identity_);
+    for (size_t r = 0; r < results_.size(); ++r)
+      if (tensorType(results_[r]).getShape() == shape)
+        elements += indent_ + "out" + std::to_string(r) + "[(ix)r * (ix)" + std::to_string(rowLength) +
+                    " + j] = " + cuda::storeAs(dtypeOf(results_[r]), values[r]) + ";\n";
+    // Results of one value per row: by thread 0, after the row's reductions.
+    std::string rowResults;
+    out_ = &rowResults;
+    indent_ = "      ";
+    scopes_.assign(1, {});
+    for (size_t r = 0; r < results_.size(); ++r) {
+      const auto rshape = tensorType(results_[r]).getShape();
+      if (rshape == shape) continue;
+      // Its dims of more than one element are the rows' in order.
+      Index index;
+      size_t next = 0;
+      for (int64_t size : rshape) {
+        while (next < size_t(rowDims) && shape[next] == 1) ++next;
+        index.push_back(size == 1 ? Idx{"0", false} : rowIndex[next++]);
+      }
+      values[r] = value(results_[r], index);
+      rowResults += indent_ + "out" + std::to_string(r) + "[r] = " + cuda::storeAs(dtypeOf(results_[r]), values[r]) + ";\n";
+    }
     k.rows = true;
     k.rowCount = rowCount;
     k.rowLength = rowLength;
     k.reductions = reductionCount_;
+    k.serialReductions = serialCount_;
     std::string body = "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n";
     body += "  for (i64 row = blockIdx.x; row < " + std::to_string(rowCount) + "; row += gridDim.x) {\n";
     body += "    const ix r = (ix)row;\n" + header + prologue_;
+    if (!rowResults.empty()) body += "    if (threadIdx.x == 0) {\n" + rowResults + "    }\n";
     body += "    for (ix j = threadIdx.x; j < " + std::to_string(rowLength) + "; j += blockDim.x) {\n";
     body += elements + "    }\n";
     body += "    __syncthreads();  // the row's shared values are rewritten by the next row\n  }\n";
@@ -476,19 +520,21 @@ class Generator {
     return acc;
   }
 
-  // `op` at `index` (its result's), computed once per row by the whole block into a
-  // shared variable, in the row's prologue.
-  std::string reduce(mk::ReduceOp op, const Index& index) {
+  // Folds the elements of `op`'s reduction at `index` into the accumulator `a` (declared
+  // before), work items start, start + step, ... (a work item is an element or, for
+  // float32 sums, a pair); the loop goes into out_ at indent_, in its own scope.
+  void accumulate(mk::ReduceOp op, const Index& index, const std::string& a, const std::string& start,
+                  const std::string& step) {
     auto input = tensorType(op.getX());
     std::vector<int64_t> dims(op.getDims().begin(), op.getDims().end());
     std::sort(dims.begin(), dims.end());
     const bool keep = op.getKeepDims();
     const mk::ReduceKind kind = op.getKind();
     const DType t = dtypeOf(op.getX());
-    const DType result = dtypeOf(op.getResult());
-    if (t == kBool) throw Declined{"kiln.reduce of i1"};
-    if (kind == mk::ReduceKind::mean && !isFloatingPoint(t)) throw Declined{"kiln.reduce mean of integers"};
-    const std::string acc = accumulatorType(kind, t);
+    std::vector<int64_t> reducedShape;
+    for (int64_t d : dims) reducedShape.push_back(input.getDimSize(d));
+    const int64_t n = numel(reducedShape);
+    const bool pairs = t == kFloat32 && (kind == mk::ReduceKind::sum || kind == mk::ReduceKind::mean);
     // The input index: kept dims from `index`, reduced dims from `reduced`.
     auto inputIndex = [&](const Index& reduced) {
       Index from;
@@ -503,24 +549,83 @@ class Generator {
       }
       return from;
     };
-    if (dims.empty()) {  // each element alone, through the accumulator type
-      const std::string x = value(op.getX(), inputIndex({}));
+    const std::string base = indent_, q = fresh("q");
+    scopes_.emplace_back();
+    if (pairs) {
+      // Work item q: element 32 (q / 16) + q % 16, with its partner 16 further if any.
+      const int64_t items = (n + 31) / 32 * 16;
+      *out_ += base + "for (ix " + q + " = " + start + "; " + q + " < " + std::to_string(items) + "; " + q +
+               " += " + step + ") {\n";
+      indent_ = base + "  ";
+      const std::string i = fresh("e");
+      *out_ += indent_ + "const ix " + i + " = " + q + " / 16 * 32 + " + q + " % 16;\n";
+      *out_ += indent_ + "if (" + i + " >= " + std::to_string(n) + ") continue;\n";
+      const std::string first = value(op.getX(), inputIndex(unflatten(i, reducedShape, true)));
+      *out_ += indent_ + "if (" + i + " + 16 < " + std::to_string(n) + ") {\n";
+      indent_ = base + "    ";
+      scopes_.emplace_back();
+      const std::string second = value(op.getX(), inputIndex(unflatten("(" + i + " + 16)", reducedShape, true)));
+      scopes_.pop_back();
+      *out_ += indent_ + a + " += (double)(float)(" + first + " + " + second + ");\n";
+      *out_ += base + "  } else {\n" + base + "    " + a + " += (double)" + first + ";\n" + base + "  }\n";
+    } else {
+      *out_ += base + "for (ix " + q + " = " + start + "; " + q + " < " + std::to_string(n) + "; " + q + " += " +
+               step + ") {\n";
+      indent_ = base + "  ";
+      const std::string x = value(op.getX(), inputIndex(unflatten(q, reducedShape, true)));
+      *out_ += indent_ + a + " = " + combine(kind, t, a, "(" + accumulatorType(kind, t) + ")" + x) + ";\n";
+    }
+    *out_ += base + "}\n";
+    scopes_.pop_back();
+    indent_ = base;
+  }
+
+  // The accumulated `total` as the reduction's result value (its math type, rounded).
+  static std::string finish(mk::ReduceOp op, const std::string& total) {
+    auto input = tensorType(op.getX());
+    int64_t n = 1;
+    for (int64_t d : op.getDims()) n *= input.getDimSize(d);
+    const DType result = dtypeOf(op.getResult());
+    const std::string m = cuda::mathType(result);
+    return roundTo(result, op.getKind() == mk::ReduceKind::mean
+                               ? "(" + m + ")(" + total + " / (double)" + std::to_string(n) + ")"
+                               : "(" + m + ")" + total);
+  }
+
+  // `op` at `index` (its result's). Where the index is the same for the threads of a row:
+  // computed once per row by the whole block into a shared variable, in the row's
+  // prologue. Where it varies inside another reduction's loop (layer_norm of a
+  // log_softmax: the inner sums inside the outer mean): by each thread alone.
+  std::string reduce(mk::ReduceOp op, const Index& index) {
+    const mk::ReduceKind kind = op.getKind();
+    const DType t = dtypeOf(op.getX());
+    const DType result = dtypeOf(op.getResult());
+    if (t == kBool) throw Declined{"kiln.reduce of i1"};
+    if (kind == mk::ReduceKind::mean && !isFloatingPoint(t)) throw Declined{"kiln.reduce mean of integers"};
+    const std::string acc = accumulatorType(kind, t);
+    if (op.getDims().empty()) {  // each element alone, through the accumulator type
+      const std::string x = value(op.getX(), index);
       const std::string name = fresh("v");
       *out_ += indent_ + "const " + cuda::mathType(result) + " " + name + " = " +
                roundTo(result, "(" + acc + ")" + x) + ";\n";
       return name;
     }
-    for (const Idx& i : index)
-      if (i.varying) throw NeedMoreRows{};
+    bool varying = false;
+    for (const Idx& i : index) varying = varying || i.varying;
+    if (varying && !inReduction_) throw NeedMoreRows{};
+    if (varying) {
+      const std::string a = fresh("acc");
+      *out_ += indent_ + acc + " " + a + " = " + identity(kind, t) + ";\n";
+      accumulate(op, index, a, "0", "1");
+      const std::string name = fresh("v");
+      *out_ += indent_ + "const " + cuda::mathType(result) + " " + name + " = " + finish(op, a) + ";\n";
+      ++serialCount_;
+      return name;
+    }
     const std::string key = keyOf(op.getOperation(), index);
     if (auto it = reductionValues_.find(key); it != reductionValues_.end()) return it->second;
 
-    std::vector<int64_t> reducedShape;
-    for (int64_t d : dims) reducedShape.push_back(input.getDimSize(d));
-    const int64_t n = numel(reducedShape);
-    const bool pairs = t == kFloat32 && (kind == mk::ReduceKind::sum || kind == mk::ReduceKind::mean);
-
-    // The reduction's loop, in its own scope: nothing computed inside is visible after.
+    // The block's loop, in its own scope: nothing computed inside is visible after.
     std::string code;
     std::string* savedOut = out_;
     const std::string savedIndent = indent_;
@@ -529,36 +634,12 @@ class Generator {
     out_ = &code;
     scopes_.assign(1, {});
     inReduction_ = true;
-    const std::string a = fresh("acc"), q = fresh("q");
+    const std::string a = fresh("acc");
     code += "    {\n      " + acc + " " + a + " = " + identity(kind, t) + ";\n";
-    if (pairs) {
-      // Work item q: element 32 (q / 16) + q % 16, with its partner 16 further if any.
-      const int64_t items = (n + 31) / 32 * 16;
-      code += "      for (ix " + q + " = threadIdx.x; " + q + " < " + std::to_string(items) + "; " + q +
-              " += blockDim.x) {\n";
-      indent_ = "        ";
-      const std::string i = fresh("e");
-      code += indent_ + "const ix " + i + " = " + q + " / 16 * 32 + " + q + " % 16;\n";
-      code += indent_ + "if (" + i + " >= " + std::to_string(n) + ") continue;\n";
-      const std::string first = value(op.getX(), inputIndex(unflatten(i, reducedShape, true)));
-      code += indent_ + "if (" + i + " + 16 < " + std::to_string(n) + ") {\n";
-      indent_ = "          ";
-      scopes_.emplace_back();
-      const std::string second =
-          value(op.getX(), inputIndex(unflatten("(" + i + " + 16)", reducedShape, true)));
-      scopes_.pop_back();
-      code += indent_ + a + " += (double)(float)(" + first + " + " + second + ");\n";
-      code += "        } else {\n          " + a + " += (double)" + first + ";\n        }\n";
-    } else {
-      code += "      for (ix " + q + " = threadIdx.x; " + q + " < " + std::to_string(n) + "; " + q +
-              " += blockDim.x) {\n";
-      indent_ = "        ";
-      const std::string x = value(op.getX(), inputIndex(unflatten(q, reducedShape, true)));
-      code += indent_ + a + " = " + combine(kind, t, a, "(" + acc + ")" + x) + ";\n";
-    }
-    code += "      }\n";
-    // The block's partial results: shuffles within each warp, then warp 0's lane 0 across
-    // the warps' results in shared memory.
+    indent_ = "      ";
+    accumulate(op, index, a, "threadIdx.x", "blockDim.x");
+    // The block's partial results: shuffles within each warp, then thread 0 across the
+    // warps' results in shared memory.
     const std::string scratch = "scratch_" + std::string(acc == "double" ? "f64" : acc == "float" ? "f32" : acc);
     if (scratch_.insert(scratch).second)
       shared_ += "  __shared__ " + acc + " " + scratch + "[32];\n";
@@ -574,11 +655,7 @@ class Generator {
     code += "        " + acc + " total = " + scratch + "[0];\n";
     code += "        for (int w = 1; w < (int)(blockDim.x >> 5); ++w) total = " +
             combine(kind, t, "total", scratch + "[w]") + ";\n";
-    const std::string finished = kind == mk::ReduceKind::mean
-                                     ? "(" + std::string(cuda::mathType(result)) + ")(total / (double)" +
-                                           std::to_string(n) + ")"
-                                     : "(" + std::string(cuda::mathType(result)) + ")total";
-    code += "        " + shared + " = " + roundTo(result, finished) + ";\n";
+    code += "        " + shared + " = " + finish(op, "total") + ";\n";
     code += "      }\n      __syncthreads();\n    }\n";
 
     out_ = savedOut;
@@ -594,6 +671,7 @@ class Generator {
   mlir::func::FuncOp kernel_;
   bool inPlace_;
   std::vector<mlir::Value> results_;
+  size_t main_ = 0;  // rows kernels: the result whose leading dims are the rows
   std::string indexType_ = "i64";
   std::string* out_ = nullptr;  // where statements go
   std::string indent_;
@@ -607,6 +685,7 @@ class Generator {
   std::set<std::string> scratch_;
   std::vector<bool> unsafeReads_;  // per operand: read where another thread may write it
   int reductionCount_ = 0;
+  int serialCount_ = 0;  // reductions each thread computes alone
   int counter_ = 0;
 };
 
@@ -617,7 +696,8 @@ std::string CudaKernel::describe() const {
   out << "@" << name << ": ";
   if (rows)
     out << "rows (" << rowCount << " rows of " << rowLength << ", " << reductions << " reduction"
-        << (reductions == 1 ? "" : "s") << ")";
+        << (reductions == 1 ? "" : "s") << " per row"
+        << (serialReductions ? ", " + std::to_string(serialReductions) + " per thread" : "") << ")";
   else
     out << "elementwise (" << elements << " elements)";
   out << ", " << threads << " threads per block";

@@ -40,7 +40,8 @@ struct CudaKernel {
   int64_t rowCount = 0;  // rows: how many rows (the grid wanted, before any cap)
   int64_t rowLength = 0; // rows: output elements per row
   int64_t elements = 0;  // elementwise: elements of the largest result
-  int reductions = 0;    // reductions computed per row
+  int reductions = 0;    // reductions computed per row by the block
+  int serialReductions = 0;  // reductions each thread computes alone (inside another's loop)
   int threads = 256;     // the block size the source is written for (__launch_bounds__)
   // "@k: rows (128 rows of 64, 2 reductions)", for KILN_LOG=compile.
   std::string describe() const;

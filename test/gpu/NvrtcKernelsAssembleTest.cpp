@@ -76,6 +76,7 @@ std::string keyOf(mlir::func::FuncOp kernel, bool inPlace) {
 struct Census {
   int graphs = 0, interpreted = 0, kernels = 0, taken = 0;
   std::map<std::string, int> declined;        // why -> kernels
+  std::map<std::string, std::string> example; // why -> the first case and kernel declined so
   std::map<std::string, CudaKernel> unique;   // by kernel text, renamed k0, k1, ...
   std::vector<std::string> problems;
 };
@@ -126,7 +127,12 @@ Census generateAll() {
         std::string why;
         std::optional<CudaKernel> k = runtime::nvrtc::generate(kernel, inPlace, why);
         if (!k) {
-          ++census.declined[why];
+          if (census.declined[why]++ == 0) {
+            std::string text;
+            llvm::raw_string_ostream out(text);
+            kernel.print(out);
+            census.example[why] = what + ":\n" + text;
+          }
           continue;
         }
         ++census.taken;
@@ -199,7 +205,8 @@ TEST(NvrtcKernelsAssemble, EveryE2eGraphsKernelsForSm80AndSm90) {
               "%d assembled for sm_80 and sm_90), %d declined\n",
               cuda::nvrtcVersion().c_str(), census.graphs, census.interpreted, census.kernels, census.taken,
               census.unique.size(), assembled / 2, census.kernels - census.taken);
-  for (const auto& [why, count] : census.declined) std::printf("  declined %d: %s\n", count, why.c_str());
+  for (const auto& [why, count] : census.declined)
+    std::printf("  declined %d: %s; the first, in %s\n", count, why.c_str(), census.example[why].c_str());
 }
 
 }  // namespace

@@ -105,7 +105,7 @@ TEST_F(NvrtcKernelsTest, SoftmaxIsOneBlockPerRowWithTwoBlockReductions) {
   EXPECT_EQ(k.rowCount, 8);
   EXPECT_EQ(k.rowLength, 100);
   EXPECT_EQ(k.reductions, 2);
-  EXPECT_EQ(k.describe(), "@kiln_nvrtc_softmax: rows (8 rows of 100, 2 reductions), 256 threads per block");
+  EXPECT_EQ(k.describe(), "@kiln_nvrtc_softmax: rows (8 rows of 100, 2 reductions per row), 256 threads per block");
   expectInOrder(k.source, {
       "__shared__ float scratch_f32[32];",
       "for (i64 row = blockIdx.x; row < 8; row += gridDim.x)",
@@ -151,6 +151,52 @@ TEST_F(NvrtcKernelsTest, PlainReductionsAreRowsOfOneElement) {
   const CudaKernel i = generated(integers);
   EXPECT_EQ(i.rowCount, 1);
   expectInOrder(i.source, {"__shared__ int red", "i64 acc", "(unsigned long long)"});
+}
+
+// A result of one value per row (the sum beside the elementwise result it sums) is written
+// by thread 0 after the row's reductions.
+TEST_F(NvrtcKernelsTest, ResultsOfOneValuePerRowBesideTheRowsElements) {
+  auto kernel = parse(R"mlir(
+    func.func private @k(%a: tensor<3x4xf32>, %b: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<f32>)
+        attributes {kiln.kernel = "fusion"} {
+      %c = kiln.constant dense<3.0> : tensor<3x4xf32>
+      %m = kiln.mul %a, %c : tensor<3x4xf32>
+      %d = kiln.sub %b, %m : tensor<3x4xf32>
+      %s = kiln.reduce sum %d, dims = [0, 1] : tensor<3x4xf32>
+      return %d, %s : tensor<3x4xf32>, tensor<f32>
+    })mlir");
+  const CudaKernel k = generated(kernel);
+  EXPECT_EQ(k.rowCount, 1);
+  EXPECT_EQ(k.rowLength, 12);
+  expectInOrder(k.source, {"__syncthreads();", "if (threadIdx.x == 0) {", "out1[r] = (float)(red",
+                           "for (ix j = threadIdx.x; j < 12; j += blockDim.x)", "out0[(ix)r * (ix)12 + j]"});
+
+  // No results (every value of the group went elsewhere): an empty kernel.
+  auto empty = parse(R"mlir(
+    func.func private @k() attributes {kiln.kernel = "fusion"} {
+      return
+    })mlir");
+  EXPECT_NE(generated(empty).source.find("kiln_nvrtc_k() {"), std::string::npos);
+}
+
+// layer_norm of a log_softmax: the means over the last two dims are the block's, the max
+// and sum over the last dim inside their loops each thread's own.
+TEST_F(NvrtcKernelsTest, ReductionsInsideAnotherReductionsLoopArePerThread) {
+  auto kernel = parse(R"mlir(
+    func.func private @k(%x: tensor<4x8x7xf32>) -> tensor<4x8x7xf32> attributes {kiln.kernel = "fusion"} {
+      %1 = kiln.reduce max %x, dims = [2] keep_dims : tensor<4x8x7xf32>
+      %2 = kiln.broadcast_in_dim %1, dims = [0, 1, 2], shape = [4, 8, 7] : tensor<4x8x1xf32>
+      %3 = kiln.sub %x, %2 : tensor<4x8x7xf32>
+      %9 = kiln.reduce mean %3, dims = [1, 2] keep_dims : tensor<4x8x7xf32>
+      %10 = kiln.broadcast_in_dim %9, dims = [0, 1, 2], shape = [4, 8, 7] : tensor<4x1x1xf32>
+      %11 = kiln.sub %3, %10 : tensor<4x8x7xf32>
+      return %11 : tensor<4x8x7xf32>
+    })mlir");
+  const CudaKernel k = generated(kernel);
+  EXPECT_EQ(k.rowCount, 32);
+  EXPECT_EQ(k.reductions, 2);
+  EXPECT_EQ(k.serialReductions, 2);  // the max, for each element of a float32 pair of the mean
+  expectInOrder(k.source, {"for (ix q", "= threadIdx.x;", "for (ix q", "= 0;", "+= 1)"});
 }
 
 TEST_F(NvrtcKernelsTest, WhatItDoesNotTakeItDeclinesWithAReason) {
