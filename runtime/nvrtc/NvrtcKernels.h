@@ -10,7 +10,10 @@
 //   warp shuffles and one shared-memory step across the warps), their values shared with
 //   the block; then the block's threads stride over the row's elements. A plain reduction
 //   is a row of one element; softmax's and layer_norm's row groups are rows of their last
-//   dims.
+//   dims. The rows are the fewest leading dims that make every reduction one value per
+//   row; a reduction read inside another's loop at elements that vary there is computed by
+//   each thread alone; a result of one value per row is written by thread 0 after the
+//   reductions.
 // - Values are the eager CUDA kernels' (frontend/core/cuda): each op's expression is
 //   Elementwise.cpp's in the op's math type and rounded to its element type; sums and
 //   products accumulate in double (i64 for integers) and round once, a float32 sum or
