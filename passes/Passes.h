@@ -82,6 +82,32 @@ void buildCpuLoweringPipeline(OpPassManager &pm);
 // The external models the CPU pipeline's bufferization needs in the context.
 void registerCpuPipelineDependencies(DialectRegistry &registry);
 
+// The kernels' front half both kiln-cpu-pipeline and kiln-gpu-pipeline run on
+// their kernels module: kiln -> linalg on tensors, generalize, elementwise fusion,
+// (row tiling), one-shot bufferization with results as out-parameters, and the
+// deallocation pipeline. Leaves linalg ops on memrefs.
+struct KernelBufferizationOptions {
+  // kiln-tile-rows: row fusions become an scf.forall over tiles of rows with
+  // per-tile scratch (the CPU's cache blocking). The GPU path does not tile
+  // rows yet: per-tile scratch would be allocated inside the device kernel.
+  bool tileRows = true;
+};
+void buildKernelBufferizationPipeline(OpPassManager &pm,
+                                      const KernelBufferizationOptions &options = {});
+
+// kiln-gpu-pipeline: the CPU's planning, then each fusion kernel to PTX
+// (docs/ARCHITECTURE.md, "Compiler passes").
+struct GpuPipelineOptions {
+  std::string chip = "sm_90";
+  std::string features = "+ptx80";
+  std::string format = "isa";  // gpu-module-to-binary's format: isa (PTX), bin, fatbin
+  int64_t blockSize = 256;     // threads per block of every kernel launch
+};
+void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options = {});
+// The external models the GPU pipeline needs in the context beyond the CPU's
+// (the NVVM target attribute, LLVM IR translations for gpu-module-to-binary).
+void registerGpuPipelineDependencies(DialectRegistry &registry);
+
 // Registers every kiln pass, and the `kiln-fuse-report` pipeline (kiln-fuse
 // with its report on), with the global pass registry.
 void registerPassesAndPipelines();

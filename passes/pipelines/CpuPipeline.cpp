@@ -72,12 +72,11 @@ struct DistinctKernelResults
   }
 };
 
-// Kernels: linalg on tensors, elementwise generics merged, buffers with the
-// results as out-parameters (so a kernel writes where the host planned),
-// parallel loops (the large ones run on the thread pool), math by polynomials,
-// LLVM with one bare pointer per buffer. LLVM's loop vectorizer (O3 in
-// JitEngine) widens the innermost loops; see docs/ARCHITECTURE.md.
-static void buildKernelLoweringPipeline(OpPassManager &pm) {
+// The kernels' front half, shared with kiln-gpu-pipeline: linalg on tensors,
+// elementwise generics merged, buffers with the results as out-parameters (so a
+// kernel writes where the host planned), scratch freed. Leaves linalg on memrefs.
+void buildKernelBufferizationPipeline(OpPassManager &pm,
+                                      const KernelBufferizationOptions &options) {
   pm.addNestedPass<func::FuncOp>(createKilnConvertToLinalgPass());
   // Elementwise fusion merges linalg.generic ops only: a transpose in a fusion must be a
   // generic with a permuted map to merge with its producers and consumers.
@@ -86,7 +85,8 @@ static void buildKernelLoweringPipeline(OpPassManager &pm) {
   // Row fusions (softmax, layer_norm) become a loop over tiles of rows with their
   // reductions inside; after bufferization the scf.forall is an scf.parallel like
   // every other kernel loop.
-  pm.addNestedPass<func::FuncOp>(createKilnTileRowsPass());
+  if (options.tileRows)
+    pm.addNestedPass<func::FuncOp>(createKilnTileRowsPass());
   pm.addNestedPass<func::FuncOp>(std::make_unique<DistinctKernelResults>());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -101,6 +101,14 @@ static void buildKernelLoweringPipeline(OpPassManager &pm) {
   // What is still allocated is scratch (f64 accumulators, intermediates linalg did
   // not fuse away): free it before the kernel returns, or every call leaks it.
   bufferization::buildBufferDeallocationPipeline(pm);
+}
+
+// Kernels on the CPU: the shared front half, then parallel loops (the large
+// ones run on the thread pool), math by polynomials, LLVM with one bare pointer
+// per buffer. LLVM's loop vectorizer (O3 in JitEngine) widens the innermost
+// loops; see docs/ARCHITECTURE.md.
+static void buildKernelLoweringPipeline(OpPassManager &pm) {
+  buildKernelBufferizationPipeline(pm, {.tileRows = true});
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createKilnPromoteAccumulatorsPass());
   pm.addPass(createKilnParallelizePass());

@@ -5,6 +5,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include <cstdlib>
@@ -22,6 +23,9 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary (kiln-gpu-pipeline's last pass) translates each gpu.module
+  // to LLVM IR, as upstream mlir-opt registers it.
+  mlir::registerAllGPUToLLVMIRTranslations(registry);
   registry.insert<mlir::kiln::KilnDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
