@@ -2,7 +2,7 @@
 // RUN: kiln-opt %s --kiln-gpu-pipeline --mlir-print-ir-after=convert-parallel-loops-to-gpu 2>&1 >/dev/null \
 // RUN:   | FileCheck %s --check-prefix=LAUNCH
 
-// kiln-gpu-pipeline on a column sum of exp(x) ([1000, 96] over dim 0): kiln-kernel's
+// kiln-gpu-pipeline on a column sum of exp(x) ([1000, 96] over dim 0): kiln→linalg's
 // reduction generics iterate (reduced..., kept), which kiln-gpu-prepare-loops
 // interchanges so the kept column is the outer, parallel loop: one thread per column
 // (96 threads; consecutive threads read consecutive columns of a row, so loads
