@@ -102,8 +102,17 @@ struct GpuPipelineOptions {
   std::string features = "+ptx80";
   std::string format = "isa";  // gpu-module-to-binary's format: isa (PTX), bin, fatbin
   int64_t blockSize = 256;     // threads per block of every kernel launch
+  // The CUDA toolkit whose nvvm/libdevice/libdevice.10.bc gpu-module-to-binary
+  // links (f64 transcendentals, powf, sin/cos, ...). Empty: the first of
+  // $KILN_CUDA_HOME, $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, /usr/local/cuda that
+  // has it; with none, a kernel that needs libdevice fails the pipeline.
+  std::string cudaHome;
 };
 void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options = {});
+// The toolkit buildGpuPipeline links libdevice from: `explicitHome` if it holds
+// nvvm/libdevice/libdevice.10.bc, else (when empty) the first of the places
+// above that does; "" if none.
+std::string findCudaHome(const std::string &explicitHome = "");
 // The external models the GPU pipeline needs in the context beyond the CPU's
 // (the NVVM target attribute, LLVM IR translations for gpu-module-to-binary).
 void registerGpuPipelineDependencies(DialectRegistry &registry);

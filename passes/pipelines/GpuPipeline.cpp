@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -38,8 +39,15 @@
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
 #include <numeric>
 
 namespace mlir::kiln {
@@ -226,11 +234,22 @@ struct MapGpuLoops : PassWrapper<MapGpuLoops, OperationPass<func::FuncOp>> {
 // convert-gpu-to-nvvm makes them libdevice calls (__nv_fmaf, ...), which
 // gpu-module-to-binary can only resolve where the CUDA toolkit's libdevice is
 // installed. Runs after convert-gpu-to-nvvm, which marks these intrinsics
-// illegal. What is left (f64 exp, powf, ...) still needs libdevice.
+// illegal. What is left (f64 exp, powf, ...) is linked from libdevice by
+// gpu-module-to-binary. Then the math ops convert-gpu-to-nvvm leaves as they
+// are (it skips the math dialect's own LLVM patterns and has none for integer
+// math: math.absi of abs_i64) become LLVM intrinsics (llvm.abs: PTX abs.s64).
 struct GpuMathIntrinsics
     : PassWrapper<GpuMathIntrinsics, OperationPass<gpu::GPUModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GpuMathIntrinsics)
+  GpuMathIntrinsics() = default;
+  GpuMathIntrinsics(const GpuMathIntrinsics &other)
+      : PassWrapper(other), cudaHome(other.cudaHome) {}
+  explicit GpuMathIntrinsics(std::string cudaHome) : cudaHome(std::move(cudaHome)) {}
   StringRef getArgument() const final { return "kiln-gpu-math-intrinsics"; }
+  // The CUDA toolkit whose libdevice gpu-module-to-binary links (empty: none
+  // found, so a kernel that still calls libdevice is an error here rather
+  // than PTX with an unresolved .extern that ptxas rejects).
+  std::string cudaHome;
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     SmallVector<LLVM::CallOp> calls;
@@ -265,12 +284,54 @@ struct GpuMathIntrinsics
       if (func.isExternal() && func.getName().starts_with("__nv_") &&
           SymbolTable::symbolKnownUseEmpty(func, getOperation()))
         func.erase();
+    if (cudaHome.empty())
+      for (auto func : getOperation().getOps<LLVM::LLVMFuncOp>())
+        if (func.isExternal() && func.getName().starts_with("__nv_")) {
+          getOperation().emitError()
+              << "kiln-gpu-pipeline: " << func.getName()
+              << " needs CUDA's libdevice (nvvm/libdevice/libdevice.10.bc), found in "
+                 "none of $KILN_CUDA_HOME, $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, "
+                 "/usr/local/cuda (or the pipeline's cuda-home)";
+          return signalPassFailure();
+        }
+    bool leftover = false;
+    getOperation().walk([&](Operation *op) {
+      leftover = leftover || isa<math::MathDialect>(op->getDialect());
+    });
+    if (!leftover)
+      return;
+    LLVMTypeConverter converter(&getContext());
+    RewritePatternSet patterns(&getContext());
+    populateMathToLLVMConversionPatterns(converter, patterns);
+    ConversionTarget target(getContext());
+    target.addLegalDialect<LLVM::LLVMDialect>();
+    target.addIllegalDialect<math::MathDialect>();
+    if (failed(applyPartialConversion(getOperation(), target, std::move(patterns))))
+      signalPassFailure();
   }
 };
 
 } // namespace
 
+std::string findCudaHome(const std::string &explicitHome) {
+  auto hasLibdevice = [](const std::string &dir) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, "nvvm", "libdevice", "libdevice.10.bc");
+    return !dir.empty() && llvm::sys::fs::is_regular_file(path);
+  };
+  if (!explicitHome.empty())
+    return hasLibdevice(explicitHome) ? explicitHome : std::string();
+  for (const char *env : {"KILN_CUDA_HOME", "CUDA_HOME", "CUDA_ROOT", "CUDA_PATH"})
+    if (const char *dir = std::getenv(env); dir && hasLibdevice(dir))
+      return dir;
+  return hasLibdevice("/usr/local/cuda") ? "/usr/local/cuda" : std::string();
+}
+
 void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
+  // Found once, when the pipeline is built: gpu-module-to-binary links its
+  // libdevice (MLIR's own lookup reads only $CUDA_ROOT/$CUDA_HOME/$CUDA_PATH,
+  // which a Bazel test or an embedding program may not have).
+  const std::string cudaHome = findCudaHome(options.cudaHome);
   buildCpuPlanningPipeline(pm);
   pm.addPass(std::make_unique<SplitGpuKernels>());
   OpPassManager &kernels = pm.nest<ModuleOp>();
@@ -299,7 +360,7 @@ void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   ConvertGpuOpsToNVVMOpsOptions toNVVM;
   toNVVM.useBarePtrCallConv = true;
   device.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
-  device.addPass(std::make_unique<GpuMathIntrinsics>());
+  device.addPass(std::make_unique<GpuMathIntrinsics>(cudaHome));
   device.addPass(createCanonicalizerPass());
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());
@@ -310,6 +371,7 @@ void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   kernels.addPass(createGpuNVVMAttachTarget(target));
   GpuModuleToBinaryPassOptions toBinary;
   toBinary.compilationTarget = options.format;
+  toBinary.toolkitPath = cudaHome;
   kernels.addPass(createGpuModuleToBinaryPass(toBinary));
 }
 
@@ -348,6 +410,12 @@ struct GpuPipelineCliOptions : PassPipelineOptions<GpuPipelineCliOptions> {
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("threads per block of every launch"),
                             llvm::cl::init(256)};
+  Option<std::string> cudaHome{
+      *this, "cuda-home",
+      llvm::cl::desc("CUDA toolkit whose nvvm/libdevice/libdevice.10.bc is linked "
+                     "(default: $KILN_CUDA_HOME, $CUDA_HOME, $CUDA_ROOT, $CUDA_PATH, "
+                     "/usr/local/cuda)"),
+      llvm::cl::init("")};
 };
 } // namespace
 
@@ -362,6 +430,7 @@ void registerGpuPipeline() {
         options.features = cli.features;
         options.format = cli.format;
         options.blockSize = cli.blockSize;
+        options.cudaHome = cli.cudaHome;
         buildGpuPipeline(pm, options);
       });
 }

@@ -1,4 +1,5 @@
-// kiln-gpu-pipeline's PTX assembles: the lit inputs (elementwise, softmax, column sum)
+// kiln-gpu-pipeline's PTX assembles: the lit inputs (elementwise, softmax, column sum,
+// i64 abs and f64 exp)
 // compiled for sm_80 and sm_90 in a context holding only what
 // registerGpuPipelineDependencies registers (as the runtime's will), every gpu.binary's
 // PTX handed to ptxas for its chip, 0 errors. SKIPPED without ptxas; no GPU needed.
@@ -98,7 +99,8 @@ TEST_P(GpuPipelinePtxas, AssemblesForSm80AndSm90) {
 INSTANTIATE_TEST_SUITE_P(LitInputs, GpuPipelinePtxas,
                          ::testing::Values("gpu-pipeline-elementwise.mlir",
                                            "gpu-pipeline-row.mlir",
-                                           "gpu-pipeline-reduction.mlir"));
+                                           "gpu-pipeline-reduction.mlir",
+                                           "gpu-pipeline-math.mlir"));
 
 } // namespace
 } // namespace mlir::kiln
