@@ -1,0 +1,231 @@
+// Every graph of the compiled parity suite (test/e2e/OpCases.cpp, traced by value and
+// symbolically) through kiln-gpu-pipeline (passes/pipelines/GpuPipeline.cpp) for sm_80 and
+// sm_90, in a context holding only what registerGpuPipelineDependencies registers (what the
+// runtime will use): every gpu.binary's PTX, deduplicated, assembled by ptxas for its chip
+// with no errors. Prints how many graphs, kernels, launches and distinct PTX modules there
+// were, and every graph the pipeline fails on with its first diagnostic; the set of such
+// graphs must be exactly kKnownFailures (empty: every graph compiles), so a new failure is
+// caught. Graphs the compiled backends hand to the interpreter (dynamic dims) have no
+// kernels and are counted apart. SKIPPED without ptxas; no GPU needed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "dialect/KilnDialect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
+#include "runtime/Backend.h"
+#include "runtime/cpu/MlirBackend.h"
+#include "test/e2e/Parity.h"
+
+namespace kiln {
+namespace {
+
+// Graphs ("<case> (by value)" / "<case> (symbolic)") kiln-gpu-pipeline cannot compile yet,
+// each with the reason (docs/ARCHITECTURE.md, kiln-gpu-pipeline). Empty: all compile.
+const std::map<std::string, std::string>& knownFailures() {
+  static const std::map<std::string, std::string> known = {};
+  return known;
+}
+
+std::string ptxas() {
+  for (const char* env : {"KILN_CUDA_HOME", "CUDA_HOME"})
+    if (const char* dir = std::getenv(env); dir && *dir) return std::string(dir) + "/bin/ptxas";
+  return "/usr/local/cuda/bin/ptxas";
+}
+
+// Runs `command`; its exit status, and its output in `log`.
+int run(const std::string& command, std::string& log) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return -1;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) log.append(buffer, n);
+  return ::pclose(pipe);
+}
+
+struct Graph {
+  std::string name;  // "<case> (by value)" or "<case> (symbolic)"
+  std::string text;  // the recording
+};
+
+struct Census {
+  int graphs = 0, interpreted = 0;
+  std::map<std::string, int> kernels, launches, binaries;  // per chip
+  std::map<std::string, std::string> failed;               // graph -> first diagnostic
+  std::map<std::string, std::set<std::string>> ptx;        // chip -> distinct PTX modules
+  std::vector<std::string> problems;
+};
+
+// Records every case, by value and symbolically, and drops what the compiled backends
+// would interpret.
+std::vector<Graph> recordAll(Census& census) {
+  std::vector<Graph> graphs;
+  mlir::DialectRegistry registry;
+  mlir::kiln::registerCpuPipelineDependencies(registry);
+  mlir::MLIRContext context(registry);
+  context.loadDialect<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
+  for (const e2e::OpCase& c : e2e::allCases()) {
+    for (bool symbolic : {false, true}) {
+      Graph graph{c.name + (symbolic ? " (symbolic)" : " (by value)"), ""};
+      try {
+        graph.text = e2e::recordedGraph(c, symbolic);
+      } catch (const std::exception& e) {
+        census.problems.push_back(graph.name + ": recording throws: " + e.what());
+        continue;
+      }
+      mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(graph.text, &context);
+      if (!module) {
+        census.problems.push_back(graph.name + ": the recording does not parse:\n" + graph.text);
+        continue;
+      }
+      ++census.graphs;
+      bool interpreted = false;
+      for (auto main : module->getOps<mlir::func::FuncOp>())
+        interpreted = interpreted || !runtime::cpu::mlirBackend().unsupported(main).empty();
+      if (interpreted) {
+        ++census.interpreted;
+        continue;
+      }
+      graphs.push_back(std::move(graph));
+    }
+  }
+  return graphs;
+}
+
+// Every graph through kiln-gpu-pipeline for `chip`, its PTX collected.
+void compileAll(const std::vector<Graph>& graphs, const std::string& chip, Census& census) {
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
+  mlir::kiln::registerGpuPipelineDependencies(registry);
+  mlir::MLIRContext context(registry);
+  // Graphs are compiled one after another on this machine's few cores; the pass
+  // manager's threads would only contend with ptxas.
+  context.disableMultithreading();
+  for (const Graph& graph : graphs) {
+    mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(graph.text, &context);
+    if (!module) {
+      census.problems.push_back(graph.name + ": does not parse in the GPU pipeline's context");
+      continue;
+    }
+    std::string first;
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic& d) {
+      if (d.getSeverity() == mlir::DiagnosticSeverity::Error && first.empty()) {
+        llvm::raw_string_ostream out(first);
+        out << d.getLocation() << ": " << d;
+        for (const mlir::Diagnostic& note : d.getNotes()) out << "\n  note: " << note;
+      }
+      return mlir::success();
+    });
+    mlir::PassManager pm(&context);
+    mlir::kiln::GpuPipelineOptions options;
+    options.chip = chip;
+    mlir::kiln::buildGpuPipeline(pm, options);
+    if (mlir::failed(pm.run(*module))) {
+      std::string& why = census.failed[graph.name];
+      if (why.empty()) why = first.empty() ? "(no diagnostic)" : first;
+      continue;
+    }
+    module->walk([&](mlir::func::FuncOp func) {
+      auto kind = func->getAttrOfType<mlir::StringAttr>(mlir::kiln::KilnDialect::getKernelAttrName());
+      if (kind && kind.getValue() == "fusion" && !func.isExternal()) ++census.kernels[chip];
+    });
+    module->walk([&](mlir::gpu::LaunchFuncOp) { ++census.launches[chip]; });
+    module->walk([&](mlir::gpu::BinaryOp binary) {
+      for (mlir::Attribute attr : binary.getObjects()) {
+        auto object = mlir::cast<mlir::gpu::ObjectAttr>(attr);
+        ++census.binaries[chip];
+        if (object.getFormat() != mlir::gpu::CompilationTarget::Assembly) {
+          census.problems.push_back(graph.name + ": " + binary.getSymName().str() + " is not PTX text");
+          continue;
+        }
+        census.ptx[chip].insert(object.getObject().getValue().str());
+      }
+    });
+  }
+}
+
+TEST(GpuPipelineAssemble, EveryE2eGraphForSm80AndSm90) {
+  if (!std::filesystem::exists(ptxas()))
+    GTEST_SKIP() << "SKIPPED: no ptxas at " << ptxas() << " (set KILN_CUDA_HOME to the CUDA toolkit)";
+  Census census;
+  const std::vector<Graph> graphs = recordAll(census);
+  const std::vector<std::string> chips = {"sm_80", "sm_90"};
+  for (const std::string& chip : chips) compileAll(graphs, chip, census);
+  for (const std::string& p : census.problems) ADD_FAILURE() << p;
+
+  // One .ptx per distinct module, ptxas (which takes one input) run on them by a few threads.
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "kiln-gpu-pipeline-e2e";
+  std::filesystem::create_directories(dir);
+  struct Job {
+    std::string chip;
+    const std::string* ptx;
+    std::filesystem::path file;
+    int status = -1;
+    std::string log;
+  };
+  std::vector<Job> jobs;
+  for (const std::string& chip : chips) {
+    for (const std::string& ptx : census.ptx[chip]) {
+      Job job{chip, &ptx, dir / (chip + "_" + std::to_string(jobs.size()) + ".ptx"), -1, ""};
+      std::ofstream(job.file) << ptx;
+      if (ptx.find(".target " + chip) == std::string::npos) ADD_FAILURE() << job.file << " is not for " << chip;
+      jobs.push_back(std::move(job));
+    }
+  }
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      Job& job = jobs[i];
+      job.status = run(ptxas() + " -arch=" + job.chip + " -o /dev/null " + job.file.string(), job.log);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::max(2u, std::thread::hardware_concurrency()); ++t) pool.emplace_back(worker);
+  for (std::thread& t : pool) t.join();
+  std::map<std::string, int> assembled;
+  for (const Job& job : jobs) {
+    EXPECT_EQ(job.status, 0) << "ptxas -arch=" << job.chip << " " << job.file << ":\n" << job.log << "\n" << *job.ptx;
+    if (job.status == 0) ++assembled[job.chip];
+  }
+
+  std::printf("kiln-gpu-pipeline: %d e2e graphs (%d run by the interpreter, %zu compiled per chip)\n",
+              census.graphs, census.interpreted, graphs.size());
+  for (const std::string& chip : chips)
+    std::printf("  %s: %d fusion kernels, %d launches (gpu.binary: %d), %zu distinct PTX modules, %d assembled\n",
+                chip.c_str(), census.kernels[chip], census.launches[chip], census.binaries[chip],
+                census.ptx[chip].size(), assembled[chip]);
+  std::printf("  graphs the pipeline fails on: %zu\n", census.failed.size());
+  for (const auto& [graph, why] : census.failed) {
+    auto known = knownFailures().find(graph);
+    std::printf("    %s%s: %s\n", graph.c_str(),
+                known == knownFailures().end() ? " (NEW)" : (" (known: " + known->second + ")").c_str(),
+                why.c_str());
+  }
+
+  std::set<std::string> failed, expected;
+  for (const auto& [graph, why] : census.failed) failed.insert(graph);
+  for (const auto& [graph, why] : knownFailures()) expected.insert(graph);
+  EXPECT_EQ(failed, expected) << "the graphs kiln-gpu-pipeline fails on are not the known ones";
+  for (const std::string& chip : chips) {
+    EXPECT_GT(census.ptx[chip].size(), 0u) << chip;
+    EXPECT_EQ(assembled[chip], int(census.ptx[chip].size())) << chip;
+  }
+}
+
+}  // namespace
+}  // namespace kiln
