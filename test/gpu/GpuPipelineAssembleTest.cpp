@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -162,10 +163,16 @@ void compileAll(const std::vector<Graph>& graphs, const std::string& chip, Censu
 TEST(GpuPipelineAssemble, EveryE2eGraphForSm80AndSm90) {
   if (!std::filesystem::exists(ptxas()))
     GTEST_SKIP() << "SKIPPED: no ptxas at " << ptxas() << " (set KILN_CUDA_HOME to the CUDA toolkit)";
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point from) { return std::chrono::duration<double>(Clock::now() - from).count(); };
   Census census;
+  Clock::time_point start = Clock::now();
   const std::vector<Graph> graphs = recordAll(census);
+  const double recording = seconds(start);
   const std::vector<std::string> chips = {"sm_80", "sm_90"};
+  start = Clock::now();
   for (const std::string& chip : chips) compileAll(graphs, chip, census);
+  const double compiling = seconds(start);
   for (const std::string& p : census.problems) ADD_FAILURE() << p;
 
   // One .ptx per distinct module, ptxas (which takes one input) run on them by a few threads.
@@ -187,6 +194,7 @@ TEST(GpuPipelineAssemble, EveryE2eGraphForSm80AndSm90) {
       jobs.push_back(std::move(job));
     }
   }
+  start = Clock::now();
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < jobs.size();) {
@@ -197,6 +205,7 @@ TEST(GpuPipelineAssemble, EveryE2eGraphForSm80AndSm90) {
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < std::max(2u, std::thread::hardware_concurrency()); ++t) pool.emplace_back(worker);
   for (std::thread& t : pool) t.join();
+  const double assembling = seconds(start);
   std::map<std::string, int> assembled;
   for (const Job& job : jobs) {
     EXPECT_EQ(job.status, 0) << "ptxas -arch=" << job.chip << " " << job.file << ":\n" << job.log << "\n" << *job.ptx;
@@ -209,6 +218,8 @@ TEST(GpuPipelineAssemble, EveryE2eGraphForSm80AndSm90) {
     std::printf("  %s: %d fusion kernels, %d launches (gpu.binary: %d), %zu distinct PTX modules, %d assembled\n",
                 chip.c_str(), census.kernels[chip], census.launches[chip], census.binaries[chip],
                 census.ptx[chip].size(), assembled[chip]);
+  std::printf("  seconds: recording %.1f, kiln-gpu-pipeline (both chips) %.1f, ptxas (%zu runs) %.1f\n", recording,
+              compiling, jobs.size(), assembling);
   std::printf("  graphs the pipeline fails on: %zu\n", census.failed.size());
   for (const auto& [graph, why] : census.failed) {
     auto known = knownFailures().find(graph);
