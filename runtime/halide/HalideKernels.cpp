@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <numbers>
 #include <optional>
@@ -329,12 +330,22 @@ struct Reduction {
   bool row = false;            // its kept dims are the leading dims of the kernel's only result
   std::vector<int64_t> shape;  // the accumulator's (the reduction result's) shape
   bool outerKept = false;      // its outermost loop is input dim 0, which it keeps
+  int64_t firstReduced = 0;    // the first reduced dim (a row reduction's rows are dims before it)
 };
+
+// Which schedule the Funcs get: the hand schedule for the CPU (the default), none (an
+// autoscheduler places them), or the GPU schedule for Halide's CUDA target.
+enum class Schedule { CpuHand, CpuAuto, Cuda };
+
+// Threads per block of the CUDA schedule.
+constexpr int kCudaThreads = 256;
 
 class Translator {
  public:
-  // `hand`: schedule as below; otherwise leave every Func unscheduled for an autoscheduler.
-  Translator(mlir::func::FuncOp kernel, bool hand) : kernel_(kernel), hand_(hand) {}
+  // The Funcs are the same whatever `mode`; only where and how they are computed differs.
+  // CpuHand and Cuda schedule in schedule() (and the CPU reductions' lanes in reduce());
+  // CpuAuto leaves every Func unscheduled for an autoscheduler.
+  Translator(mlir::func::FuncOp kernel, Schedule mode) : kernel_(kernel), mode_(mode) {}
 
   // The pipeline's inputs and outputs; throws Declined.
   void translate() {
@@ -387,6 +398,8 @@ class Translator {
   }
 
   void schedule() {
+    if (mode_ == Schedule::Cuda) return scheduleCuda();
+    if (mode_ != Schedule::CpuHand) return;
     const int threads = std::max(1, kiln::get_num_threads());
     for (size_t g = 0; g < outputs_.size(); ++g) scheduleElementwise(outputs_[g], outputShapes_[g], threads);
     for (Reduction& r : reductions_) {
@@ -599,8 +612,9 @@ class Translator {
       a(lhs) = combine(a(lhs), value);
       const int lanes = neutral.type().bits() == 64 ? 8 : 16;
       Halide::RDom& r = *domain;
-      if (!hand_) {
-        // An autoscheduler places it; rfactor and reorder are schedules of its own.
+      if (mode_ != Schedule::CpuHand) {
+        // An autoscheduler places it (rfactor and reorder are schedules of its own), or the
+        // CUDA schedule does (scheduleCuda).
       } else if (contiguous && (pairs || input.getDimSize(dims.back()) >= 2 * lanes)) {
         Var u("lane" + std::to_string(counter_++));
         Func partial;
@@ -621,7 +635,7 @@ class Translator {
           scheduled_ += "vector-columns ";
         }
       }
-      reductions_.push_back({a, isRowReduction(dims, rank, keep), keptShape, outerKept});
+      reductions_.push_back({a, isRowReduction(dims, rank, keep), keptShape, outerKept, dims.front()});
       return a;
     };
     const double inf = std::numeric_limits<double>::infinity();
@@ -672,6 +686,84 @@ class Translator {
     return dims.back() == rank - 1;
   }
 
+  // The GPU schedule (Halide's CUDA target). Without a row reduction, each output a 1-D grid
+  // of blocks of kCudaThreads threads, one thread per element of its dims fused into one;
+  // root reductions likewise, one thread per kept element walking its RDom. With row
+  // reductions (softmax, layer_norm: the kernel's only output), one block per row (the
+  // output's leading dims before the first reduced dim, fused): the row's statistics are
+  // computed at the block (in shared memory; by one thread, each RDom serial) and then the
+  // block's threads stride over the row's elements. Rank 0: one thread.
+  void scheduleCuda() {
+    // Row blocks: the fewest leading output dims that make every row reduction of the
+    // output's rank one value per block.
+    int64_t rowDims = 0;
+    auto blockRow = [&](const Reduction& r) {
+      return outputs_.size() == 1 && r.row && r.shape.size() == outputShapes_[0].size();
+    };
+    for (const Reduction& r : reductions_)
+      if (blockRow(r)) rowDims = rowDims == 0 ? r.firstReduced : std::min(rowDims, r.firstReduced);
+    for (size_t g = 0; g < outputs_.size(); ++g) {
+      Halide::Stage f = outputs_[g];
+      const int64_t rank = int64_t(outputShapes_[g].size());
+      if (rowDims > 0) {
+        Var row = fuseDims(f, 0, rowDims, "row");
+        Var inner = fuseDims(f, rowDims, rank, "inner");
+        Var strided("strided"), lane("lane");
+        // Thread `lane` takes elements lane, lane + 256, ...: each step reads adjacent ones.
+        f.split(inner, strided, lane, kCudaThreads, Halide::TailStrategy::GuardWithIf)
+            .reorder(strided, lane, row)
+            .gpu_blocks(row)
+            .gpu_threads(lane);
+        scheduled_ += "cuda-row-blocks ";
+      } else {
+        threadPerElement(f, rank);
+        scheduled_ += "cuda-elementwise ";
+      }
+    }
+    for (Reduction& r : reductions_) {
+      if (rowDims > 0 && blockRow(r)) {
+        r.acc.compute_at(outputs_[0], Var("row"));
+        scheduled_ += "cuda-row-reduction ";
+        continue;
+      }
+      r.acc.compute_root();
+      threadPerElement(r.acc, int64_t(r.shape.size()));
+      threadPerElement(r.acc.update(), int64_t(r.shape.size()));
+      scheduled_ += "cuda-root-reduction ";
+    }
+  }
+
+  // One GPU thread per element of `f`'s `rank` dims (fused into one, in blocks of
+  // kCudaThreads); a single thread at rank 0.
+  static void threadPerElement(Halide::Stage f, int64_t rank) {
+    if (rank == 0) {
+      f.gpu_single_thread();
+      return;
+    }
+    Var all = fuseDims(f, 0, rank, "all"), block("block"), thread("thread");
+    f.split(all, block, thread, kCudaThreads, Halide::TailStrategy::GuardWithIf)
+        .gpu_blocks(block)
+        .gpu_threads(thread);
+  }
+
+  // Kiln dims [first, last) of stage `f`, first < last, fused into one Var named `name`.
+  static Var fuseDims(Halide::Stage& f, int64_t first, int64_t last, const std::string& name) {
+    Var fused(name);
+    std::vector<Var> dims(kilnVars().begin() + first, kilnVars().begin() + last);
+    if (dims.size() == 1) {
+      f.rename(dims[0], fused);
+      return fused;
+    }
+    // Halide's fuse(inner, outer, fused): kiln's last dim is the innermost.
+    Var inner = dims.back();
+    for (int64_t k = int64_t(dims.size()) - 2; k >= 0; --k) {
+      Var next = k == 0 ? fused : Var(name + "_" + std::to_string(k));
+      f.fuse(inner, dims[size_t(k)], next);
+      inner = next;
+    }
+    return fused;
+  }
+
   void scheduleElementwise(Func& f, const std::vector<int64_t>& shape, int threads) {
     const int64_t rank = int64_t(shape.size());
     if (rank == 0) return;
@@ -698,7 +790,7 @@ class Translator {
   }
 
   mlir::func::FuncOp kernel_;
-  bool hand_;
+  Schedule mode_;
   std::vector<Halide::ImageParam> inputs_;
   std::vector<Func> outputs_;
   std::vector<std::vector<int64_t>> outputShapes_;  // per output Func
@@ -849,14 +941,26 @@ void setEstimates(std::vector<Halide::ImageParam>& inputs, mlir::func::FuncOp ke
   for (size_t g = 0; g < outputs.size(); ++g) outputs[g].set_estimates(region(shapes[g]));
 }
 
+// The kernel's Funcs, scheduled as `mode` says (an autoscheduler's choice is the caller's).
+std::unique_ptr<Translator> translated(mlir::func::FuncOp kernel, Schedule mode) {
+  auto translator = std::make_unique<Translator>(kernel, mode);
+  translator->translate();
+  translator->schedule();
+  return translator;
+}
+
+std::vector<Halide::Argument> argumentsOf(Translator& translator) {
+  std::vector<Halide::Argument> arguments;
+  for (Halide::ImageParam& param : translator.inputs()) arguments.push_back(param);
+  return arguments;
+}
+
 std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel) {
   installHandlers();
   const std::string choice = scheduleChoice();
-  Translator translator(kernel, choice == "hand");
-  translator.translate();
-  if (choice == "hand") translator.schedule();
-  std::vector<Halide::Argument> arguments;
-  for (Halide::ImageParam& param : translator.inputs()) arguments.push_back(param);
+  std::unique_ptr<Translator> built = translated(kernel, choice == "hand" ? Schedule::CpuHand : Schedule::CpuAuto);
+  Translator& translator = *built;
+  const std::vector<Halide::Argument> arguments = argumentsOf(translator);
   const std::string name = kernel.getSymName().str();
   Halide::Pipeline pipeline(translator.outputs());
   Halide::Target target = jitTarget();
@@ -885,6 +989,74 @@ std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel) {
                                         std::move(results), std::move(resultOf),
                                         translator.outputs().size(), schedule);
 }
+
+// Halide's CUDA target for ahead-of-time compiling: the host (less AVX512_SapphireRapids,
+// as jitTarget) with CUDA at compute capability 8.0, Halide 14's highest but 8.6 (its PTX
+// says .target sm_80, which ptxas assembles for sm_80 and, forward, for sm_90; sm_86's
+// would not assemble for sm_80), and StrictFloat as on the CPU.
+Halide::Target cudaTarget() {
+  return Halide::get_host_target()
+      .without_feature(Halide::Target::AVX512_SapphireRapids)
+      .with_feature(Halide::Target::CUDA)
+      .with_feature(Halide::Target::CUDACapability80)
+      .with_feature(Halide::Target::StrictFloat);
+}
+
+}  // namespace
+
+std::optional<HalideCudaKernel> compileForCuda(mlir::func::FuncOp kernel, bool inPlace, std::string& why) {
+  try {
+    // LLVM 14's NVPTX backend aborts the process on Halide's bfloat16 code ("Copy one
+    // register into another with a different width"), so bf16 is declined before Halide
+    // sees it.
+    auto bf16 = [](mlir::Type type) {
+      auto tensor = llvm::dyn_cast<mlir::TensorType>(type);
+      return (tensor ? tensor.getElementType() : type).isBF16();
+    };
+    kernel.walk([&](mlir::Operation* op) {
+      for (mlir::Type t : op->getResultTypes())
+        if (bf16(t)) throw Declined{"bf16 on Halide 14's CUDA target (LLVM 14's NVPTX backend aborts on it)"};
+    });
+    for (mlir::Type t : kernel.getArgumentTypes())
+      if (bf16(t)) throw Declined{"bf16 on Halide 14's CUDA target (LLVM 14's NVPTX backend aborts on it)"};
+    std::unique_ptr<Translator> built = translated(kernel, Schedule::Cuda);
+    Translator& translator = *built;
+    if (inPlace && translator.outputs().size() > 1)
+      throw Declined{"results of different shapes (separate loop nests) with one written over an operand"};
+    HalideCudaKernel compiled;
+    compiled.name = "kiln_halide_" + kernel.getSymName().str();
+    compiled.loopNests = translator.outputs().size();
+    compiled.schedule = translator.scheduled();
+    Halide::Pipeline pipeline(translator.outputs());
+    // Lowering offloads the GPU loops: Halide's PTX code generator (LLVM 14's NVPTX backend,
+    // with libdevice) compiles them, and the host module carries the PTX as a buffer named
+    // "<device API>_gpu_source_kernels" (text with a NUL at its end), which Halide's CUDA
+    // runtime hands to cuModuleLoadData. No device is asked for anything.
+    Halide::Module module = pipeline.compile_to_module(argumentsOf(translator), compiled.name, cudaTarget());
+    for (const Halide::Buffer<void>& buffer : module.buffers()) {
+      const std::string& name = buffer.name();
+      const std::string suffix = "_gpu_source_kernels";
+      if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        continue;
+      std::string text(static_cast<const char*>(buffer.data()), buffer.size_in_bytes());
+      while (!text.empty() && text.back() == '\0') text.pop_back();
+      compiled.ptx += text;
+    }
+    if (compiled.ptx.empty()) throw Declined{"Halide emitted no device code"};
+    for (size_t at = 0; (at = compiled.ptx.find(".entry ", at)) != std::string::npos;) {
+      at += 7;
+      compiled.entries.push_back(compiled.ptx.substr(at, compiled.ptx.find('(', at) - at));
+    }
+    return compiled;
+  } catch (const Declined& declined) {
+    why = declined.why;
+  } catch (const Halide::Error& error) {
+    why = std::string("Halide: ") + error.what();
+  }
+  return std::nullopt;
+}
+
+namespace {
 
 class HalideKernels final : public KernelCodegen {
  public:

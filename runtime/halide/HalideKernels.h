@@ -6,10 +6,31 @@
 // (MLIR lowers it).
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "runtime/KernelCodegen.h"
 
 namespace kiln::runtime::halide {
 
 const KernelCodegen& halideKernels();
+
+// HALIDE on CUDA (issue 22, first slice: code generation only). The same Funcs as the CPU
+// pipeline, scheduled for the GPU (gpu_blocks/gpu_threads: a thread per element, a block
+// per row where there are row reductions) and compiled ahead of time for Halide 14's
+// `host-cuda-cuda_capability_80` target, which needs no GPU. Launching it needs Halide's CUDA
+// runtime and a device, which are not built in.
+struct HalideCudaKernel {
+  std::string name;                  // the pipeline's host function, kiln_halide_<kernel>
+  std::string ptx;                   // every device kernel of the pipeline: one PTX module
+  std::vector<std::string> entries;  // its .entry names, one per GPU loop nest
+  std::string schedule;              // as KILN_LOG=compile describes a kernel
+  size_t loopNests = 0;              // output Funcs (results of different shapes)
+};
+
+// `kernel` (as KernelCodegen::compile takes it) compiled to PTX; nullopt with `why` set where
+// the generator declines it (as on the CPU) or Halide fails.
+std::optional<HalideCudaKernel> compileForCuda(mlir::func::FuncOp kernel, bool inPlace, std::string& why);
 
 }  // namespace kiln::runtime::halide

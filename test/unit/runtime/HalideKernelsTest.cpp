@@ -185,5 +185,73 @@ TEST_F(HalideKernelsTest, ResultsOfOneShapeReadOperandsBeforeAnyIsWritten) {
   }
 }
 
+// HALIDE on CUDA: the same Funcs scheduled for the GPU and compiled ahead of time to PTX
+// without a device (test/gpu:HalideCudaAssembleTest assembles every e2e graph's kernels).
+TEST_F(HalideKernelsTest, CudaScheduleGivesPtxWithoutAGpu) {
+  auto kernel = parse(R"mlir(
+    func.func private @ew(%a: tensor<64x70xf32>, %b: tensor<70xf32>) -> tensor<64x70xf32> attributes {kiln.kernel = "fusion"} {
+      %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [64, 70] : tensor<70xf32>
+      %s = kiln.add %a, %bb : tensor<64x70xf32>
+      %t = kiln.tanh %s : tensor<64x70xf32>
+      return %t : tensor<64x70xf32>
+    })mlir");
+  std::string why;
+  auto compiled = compileForCuda(kernel, /*inPlace=*/false, why);
+  ASSERT_TRUE(compiled) << why;
+  EXPECT_EQ(compiled->name, "kiln_halide_ew");
+  EXPECT_EQ(compiled->schedule, "cuda-elementwise ");
+  EXPECT_NE(compiled->ptx.find(".target sm_80"), std::string::npos) << compiled->ptx;
+  ASSERT_EQ(compiled->entries.size(), 1u) << compiled->ptx;
+  EXPECT_NE(compiled->ptx.find("%ctaid.x"), std::string::npos);
+  EXPECT_NE(compiled->ptx.find("%tid.x"), std::string::npos);
+  EXPECT_EQ(compiled->ptx.find('\0'), std::string::npos);
+}
+
+TEST_F(HalideKernelsTest, CudaSoftmaxIsOneBlockPerRow) {
+  auto kernel = parse(R"mlir(
+    func.func private @softmax(%x: tensor<8x100xf32>) -> tensor<8x100xf32> attributes {kiln.kernel = "fusion"} {
+      %m = kiln.reduce max %x, dims = [1] keep_dims : tensor<8x100xf32>
+      %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [8, 100] : tensor<8x1xf32>
+      %d = kiln.sub %x, %mb : tensor<8x100xf32>
+      %e = kiln.exp %d : tensor<8x100xf32>
+      %s = kiln.reduce sum %e, dims = [1] keep_dims : tensor<8x100xf32>
+      %sb = kiln.broadcast_in_dim %s, dims = [0, 1], shape = [8, 100] : tensor<8x1xf32>
+      %y = kiln.div %e, %sb : tensor<8x100xf32>
+      return %y : tensor<8x100xf32>
+    })mlir");
+  std::string why;
+  auto compiled = compileForCuda(kernel, false, why);
+  ASSERT_TRUE(compiled) << why;
+  EXPECT_NE(compiled->schedule.find("cuda-row-blocks"), std::string::npos) << compiled->schedule;
+  EXPECT_NE(compiled->schedule.find("cuda-row-reduction"), std::string::npos) << compiled->schedule;
+  EXPECT_EQ(compiled->schedule.find("cuda-root-reduction"), std::string::npos) << compiled->schedule;
+  EXPECT_EQ(compiled->entries.size(), 1u) << compiled->ptx;
+  // The row's statistics live in shared memory between the block's threads.
+  EXPECT_NE(compiled->ptx.find(".shared"), std::string::npos) << compiled->ptx;
+  EXPECT_NE(compiled->ptx.find("bar.sync"), std::string::npos) << compiled->ptx;
+}
+
+// A full reduction: its accumulator computed at the root on one GPU thread, then the output.
+TEST_F(HalideKernelsTest, CudaRootReductionAndDeclines) {
+  auto sum = parse(R"mlir(
+    func.func private @k(%a: tensor<40xf32>) -> tensor<f32> attributes {kiln.kernel = "fusion"} {
+      %s = kiln.reduce sum %a, dims = [0] : tensor<40xf32>
+      return %s : tensor<f32>
+    })mlir");
+  std::string why;
+  auto compiled = compileForCuda(sum, false, why);
+  ASSERT_TRUE(compiled) << why;
+  EXPECT_NE(compiled->schedule.find("cuda-root-reduction"), std::string::npos) << compiled->schedule;
+  EXPECT_GE(compiled->entries.size(), 2u) << compiled->ptx;
+
+  auto gelu64 = parse(R"mlir(
+    func.func private @g(%a: tensor<4xf64>) -> tensor<4xf64> attributes {kiln.kernel = "fusion"} {
+      %g = kiln.gelu %a : tensor<4xf64>
+      return %g : tensor<4xf64>
+    })mlir");
+  EXPECT_FALSE(compileForCuda(gelu64, false, why));
+  EXPECT_EQ(why, "kiln.gelu on other than f32 math");
+}
+
 }  // namespace
 }  // namespace kiln::runtime::halide
