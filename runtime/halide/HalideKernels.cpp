@@ -331,6 +331,13 @@ struct Reduction {
   std::vector<int64_t> shape;  // the accumulator's (the reduction result's) shape
   bool outerKept = false;      // its outermost loop is input dim 0, which it keeps
   int64_t firstReduced = 0;    // the first reduced dim (a row reduction's rows are dims before it)
+  // For the CUDA schedule's split of a row among a block's threads: the RDom (r.x walks the
+  // last reduced dim; for pairs, r.x the 16 lanes and r.y the blocks of 32), whether the
+  // reduction reads contiguous memory, and the last reduced dim's extent.
+  std::optional<Halide::RDom> domain;
+  bool pairs = false;
+  bool contiguous = false;
+  int64_t innerExtent = 0;
 };
 
 // Which schedule the Funcs get: the hand schedule for the CPU (the default), none (an
@@ -635,7 +642,8 @@ class Translator {
           scheduled_ += "vector-columns ";
         }
       }
-      reductions_.push_back({a, isRowReduction(dims, rank, keep), keptShape, outerKept, dims.front()});
+      reductions_.push_back({a, isRowReduction(dims, rank, keep), keptShape, outerKept, dims.front(), *domain,
+                             pairs, contiguous, input.getDimSize(dims.back())});
       return a;
     };
     const double inf = std::numeric_limits<double>::infinity();
@@ -722,8 +730,35 @@ class Translator {
     }
     for (Reduction& r : reductions_) {
       if (rowDims > 0 && blockRow(r)) {
-        r.acc.compute_at(outputs_[0], Var("row"));
-        scheduled_ += "cuda-row-reduction ";
+        const Var row("row");
+        r.acc.compute_at(outputs_[0], row);
+        scheduled_ += "cuda-row-reduction";
+        // Over contiguous memory, the row is split among the block's threads (rfactor): a
+        // partial result per thread in shared memory, walking the row by the block's width
+        // (adjacent threads read adjacent elements), then one thread combines the partials.
+        if (r.contiguous && r.domain && (r.pairs || r.innerExtent >= 64)) {
+          Halide::Stage update = r.acc.update();
+          const std::string n = std::to_string(counter_++);
+          Var u("t" + n), v("w" + n);
+          Func partial;
+          if (r.pairs) {
+            // r.x: the 16 lanes of the eager pair rule; 16 blocks of 32 at once beside them.
+            Halide::RVar outer("outer" + n), inner("inner" + n);
+            update.split(r.domain->y, outer, inner, 16, Halide::TailStrategy::GuardWithIf);
+            partial = update.rfactor({{r.domain->x, u}, {inner, v}});
+            partial.compute_at(outputs_[0], row).gpu_threads(u, v);
+            partial.update().gpu_threads(u, v);
+          } else {
+            const int width = r.innerExtent >= 1024 ? kCudaThreads : 32;
+            Halide::RVar outer("outer" + n), inner("inner" + n);
+            update.split(r.domain->x, outer, inner, width, Halide::TailStrategy::GuardWithIf);
+            partial = update.rfactor(inner, u);
+            partial.compute_at(outputs_[0], row).gpu_threads(u);
+            partial.update().gpu_threads(u);
+          }
+          scheduled_ += "-threads";
+        }
+        scheduled_ += " ";
         continue;
       }
       r.acc.compute_root();

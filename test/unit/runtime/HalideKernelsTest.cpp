@@ -225,6 +225,10 @@ TEST_F(HalideKernelsTest, CudaSoftmaxIsOneBlockPerRow) {
   EXPECT_NE(compiled->schedule.find("cuda-row-blocks"), std::string::npos) << compiled->schedule;
   EXPECT_NE(compiled->schedule.find("cuda-row-reduction"), std::string::npos) << compiled->schedule;
   EXPECT_EQ(compiled->schedule.find("cuda-root-reduction"), std::string::npos) << compiled->schedule;
+  // Each row of 100 is split among the block's threads for the three accumulators: max's
+  // value and NaN count (32 wide) and the sum's pairs (16 lanes x 16 blocks of 32).
+  EXPECT_EQ(compiled->schedule,
+            "cuda-row-blocks cuda-row-reduction-threads cuda-row-reduction-threads cuda-row-reduction-threads ");
   EXPECT_EQ(compiled->entries.size(), 1u) << compiled->ptx;
   // The row's statistics live in shared memory between the block's threads.
   EXPECT_NE(compiled->ptx.find(".shared"), std::string::npos) << compiled->ptx;
