@@ -33,30 +33,19 @@
 #include "runtime/Backend.h"
 #include "runtime/cpu/MlirBackend.h"
 #include "test/e2e/Parity.h"
+#include "test/gpu/Assemble.h"
 
 namespace kiln {
 namespace {
+
+using gpu_test::ptxas;
+using gpu_test::run;
 
 // Graphs ("<case> (by value)" / "<case> (symbolic)") kiln-gpu-pipeline cannot compile yet,
 // each with the reason (docs/ARCHITECTURE.md, kiln-gpu-pipeline). Empty: all compile.
 const std::map<std::string, std::string>& knownFailures() {
   static const std::map<std::string, std::string> known = {};
   return known;
-}
-
-std::string ptxas() {
-  for (const char* env : {"KILN_CUDA_HOME", "CUDA_HOME"})
-    if (const char* dir = std::getenv(env); dir && *dir) return std::string(dir) + "/bin/ptxas";
-  return "/usr/local/cuda/bin/ptxas";
-}
-
-// Runs `command`; its exit status, and its output in `log`.
-int run(const std::string& command, std::string& log) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return -1;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) log.append(buffer, n);
-  return ::pclose(pipe);
 }
 
 struct Graph {

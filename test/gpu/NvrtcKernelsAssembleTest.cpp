@@ -30,48 +30,17 @@
 #include "runtime/cpu/MlirBackend.h"
 #include "runtime/nvrtc/NvrtcKernels.h"
 #include "test/e2e/Parity.h"
+#include "test/gpu/Assemble.h"
 
 namespace kiln {
 namespace {
 
+using gpu_test::ptxas;
+using gpu_test::run;
+using gpu_test::writesInPlace;
+using gpu_test::keyOf;
+
 using runtime::nvrtc::CudaKernel;
-
-std::string ptxas() {
-  for (const char* env : {"KILN_CUDA_HOME", "CUDA_HOME"})
-    if (const char* dir = std::getenv(env); dir && *dir) return std::string(dir) + "/bin/ptxas";
-  return "/usr/local/cuda/bin/ptxas";
-}
-
-// Runs `command`; its exit status, and its output in `log`.
-int run(const std::string& command, std::string& log) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return -1;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) log.append(buffer, n);
-  return ::pclose(pipe);
-}
-
-// Whether a call of `kernel` writes a result over a state argument (as Executable's
-// takeKernels asks before handing a kernel to a generator).
-bool writesInPlace(mlir::ModuleOp planned, mlir::func::FuncOp kernel) {
-  bool inPlace = false;
-  planned.walk([&](mlir::func::CallOp call) {
-    if (call.getCallee() != kernel.getSymName()) return;
-    if (auto offsets = call->getAttrOfType<mlir::DenseI64ArrayAttr>(mlir::kiln::KilnDialect::getOffsetsAttrName()))
-      for (int64_t offset : offsets.asArrayRef()) inPlace = inPlace || offset == -2;
-  });
-  return inPlace;
-}
-
-// A kernel's text without its name: the same kernel in many graphs is compiled once.
-std::string keyOf(mlir::func::FuncOp kernel, bool inPlace) {
-  std::string text = inPlace ? "in place\n" : "\n";
-  llvm::raw_string_ostream out(text);
-  out << kernel.getFunctionType() << "\n";
-  for (mlir::Operation& op : kernel.getBody().front())
-    op.print(out, mlir::OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs(0));
-  return text;
-}
 
 struct Census {
   int graphs = 0, interpreted = 0, kernels = 0, taken = 0;

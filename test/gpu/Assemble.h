@@ -1,0 +1,25 @@
+// What the tests that assemble generated GPU code share: where ptxas is, running it, and
+// how a planned program's fused kernels are keyed and checked for in-place results.
+#pragma once
+
+#include <string>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace kiln::gpu_test {
+
+// The CUDA toolkit's ptxas: $KILN_CUDA_HOME/bin, $CUDA_HOME/bin, else /usr/local/cuda/bin.
+std::string ptxas();
+
+// Runs `command` through the shell; its exit status, with stdout and stderr in `log`.
+int run(const std::string& command, std::string& log);
+
+// Whether a call of `kernel` in `planned` writes a result over a state argument (as
+// Executable's takeKernels asks before handing a kernel to a generator).
+bool writesInPlace(mlir::ModuleOp planned, mlir::func::FuncOp kernel);
+
+// A kernel's text without its name, so the same kernel in many graphs is compiled once.
+std::string keyOf(mlir::func::FuncOp kernel, bool inPlace);
+
+}  // namespace kiln::gpu_test
