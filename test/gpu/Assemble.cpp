@@ -6,7 +6,13 @@
 
 #include "dialect/KilnDialect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
+#include "runtime/cpu/MlirBackend.h"
+#include "test/e2e/Parity.h"
 
 namespace kiln::gpu_test {
 
@@ -41,6 +47,54 @@ std::string keyOf(mlir::func::FuncOp kernel, bool inPlace) {
   for (mlir::Operation& op : kernel.getBody().front())
     op.print(out, mlir::OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs(0));
   return text;
+}
+
+PlannedGraphs forEachPlannedKernel(const KernelVisitor& onKernel) {
+  PlannedGraphs census;
+  mlir::DialectRegistry registry;
+  mlir::kiln::registerCpuPipelineDependencies(registry);
+  mlir::MLIRContext context(registry);
+  context.loadDialect<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
+  for (const e2e::OpCase& c : e2e::allCases()) {
+    for (bool symbolic : {false, true}) {
+      const std::string what = c.name + (symbolic ? " (symbolic)" : " (by value)");
+      std::string text;
+      try {
+        text = e2e::recordedGraph(c, symbolic);
+      } catch (const std::exception& e) {
+        census.problems.push_back(what + ": recording throws: " + e.what());
+        continue;
+      }
+      mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+      if (!module) {
+        census.problems.push_back(what + ": the recording does not parse:\n" + text);
+        continue;
+      }
+      ++census.graphs;
+      // What the compiled backends hand to the interpreter (a limitation of the host
+      // schedule, such as dynamic dims) has no kernels to take.
+      bool interpreted = false;
+      for (auto main : module->getOps<mlir::func::FuncOp>())
+        interpreted = interpreted || !runtime::cpu::mlirBackend().unsupported(main).empty();
+      if (interpreted) {
+        ++census.interpreted;
+        continue;
+      }
+      mlir::PassManager planning(&context);
+      mlir::kiln::buildCpuPlanningPipeline(planning);
+      if (mlir::failed(planning.run(*module))) {
+        census.problems.push_back(what + ": the CPU planning pipeline fails");
+        continue;
+      }
+      for (auto kernel : module->getOps<mlir::func::FuncOp>()) {
+        auto kind = kernel->getAttrOfType<mlir::StringAttr>(mlir::kiln::KilnDialect::getKernelAttrName());
+        if (!kind || kind.getValue() != "fusion") continue;
+        ++census.kernels;
+        onKernel(what, kernel, writesInPlace(*module, kernel));
+      }
+    }
+  }
+  return census;
 }
 
 }  // namespace kiln::gpu_test

@@ -2,7 +2,9 @@
 // how a planned program's fused kernels are keyed and checked for in-place results.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -21,5 +23,17 @@ bool writesInPlace(mlir::ModuleOp planned, mlir::func::FuncOp kernel);
 
 // A kernel's text without its name, so the same kernel in many graphs is compiled once.
 std::string keyOf(mlir::func::FuncOp kernel, bool inPlace);
+
+// Every graph of the compiled parity suite (test/e2e/OpCases.cpp, traced by value and
+// symbolically) recorded and planned by the CPU planning pipeline as the compiled backends
+// plan it; `onKernel` sees each kiln.kernel = "fusion" function, named by its graph
+// ("<case> (by value)"), with whether a call writes a result in place.
+struct PlannedGraphs {
+  int graphs = 0, interpreted = 0, kernels = 0;
+  std::vector<std::string> problems;  // graphs that failed to record, parse or plan
+};
+using KernelVisitor =
+    std::function<void(const std::string& graph, mlir::func::FuncOp kernel, bool inPlace)>;
+PlannedGraphs forEachPlannedKernel(const KernelVisitor& onKernel);
 
 }  // namespace kiln::gpu_test

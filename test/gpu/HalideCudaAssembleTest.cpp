@@ -37,7 +37,6 @@ namespace {
 
 using gpu_test::ptxas;
 using gpu_test::run;
-using gpu_test::writesInPlace;
 using gpu_test::keyOf;
 
 using runtime::halide::HalideCudaKernel;
@@ -53,73 +52,37 @@ struct Census {
 // Records, plans and compiles every case's kernels for CUDA.
 Census generateAll() {
   Census census;
-  mlir::DialectRegistry registry;
-  mlir::kiln::registerCpuPipelineDependencies(registry);
-  mlir::MLIRContext context(registry);
-  context.loadDialect<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
-  for (const e2e::OpCase& c : e2e::allCases()) {
-    for (bool symbolic : {false, true}) {
-      const std::string what = c.name + (symbolic ? " (symbolic)" : " (by value)");
-      std::string text;
-      try {
-        text = e2e::recordedGraph(c, symbolic);
-      } catch (const std::exception& e) {
-        census.problems.push_back(what + ": recording throws: " + e.what());
-        continue;
+  const gpu_test::PlannedGraphs planned =
+      gpu_test::forEachPlannedKernel([&](const std::string& what, mlir::func::FuncOp kernel, bool inPlace) {
+    const std::string key = keyOf(kernel, inPlace);
+    std::string why;
+    std::optional<HalideCudaKernel> k;
+    if (auto seen = census.unique.find(key); seen != census.unique.end()) k = seen->second;
+    else {
+      if (std::getenv("KILN_TEST_TRACE")) {
+        std::string text;
+        llvm::raw_string_ostream out(text);
+        kernel.print(out);
+        std::fprintf(stderr, "%s:\n%s\n", what.c_str(), text.c_str());
       }
-      mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-      if (!module) {
-        census.problems.push_back(what + ": the recording does not parse:\n" + text);
-        continue;
-      }
-      ++census.graphs;
-      // What the compiled backends hand to the interpreter (a limitation of the host
-      // schedule, such as dynamic dims) has no kernels to take.
-      bool interpreted = false;
-      for (auto main : module->getOps<mlir::func::FuncOp>())
-        interpreted = interpreted || !runtime::cpu::mlirBackend().unsupported(main).empty();
-      if (interpreted) {
-        ++census.interpreted;
-        continue;
-      }
-      mlir::PassManager planning(&context);
-      mlir::kiln::buildCpuPlanningPipeline(planning);
-      if (mlir::failed(planning.run(*module))) {
-        census.problems.push_back(what + ": the CPU planning pipeline fails");
-        continue;
-      }
-      for (auto kernel : module->getOps<mlir::func::FuncOp>()) {
-        auto kind = kernel->getAttrOfType<mlir::StringAttr>(mlir::kiln::KilnDialect::getKernelAttrName());
-        if (!kind || kind.getValue() != "fusion") continue;
-        ++census.kernels;
-        const bool inPlace = writesInPlace(*module, kernel);
-        const std::string key = keyOf(kernel, inPlace);
-        std::string why;
-        std::optional<HalideCudaKernel> k;
-        if (auto seen = census.unique.find(key); seen != census.unique.end()) k = seen->second;
-        else {
-          if (std::getenv("KILN_TEST_TRACE")) {
-            std::string text;
-            llvm::raw_string_ostream out(text);
-            kernel.print(out);
-            std::fprintf(stderr, "%s:\n%s\n", what.c_str(), text.c_str());
-          }
-          k = runtime::halide::compileForCuda(kernel, inPlace, why);
-        }
-        if (!k) {
-          if (census.declined[why]++ == 0) {
-            std::string text;
-            llvm::raw_string_ostream out(text);
-            kernel.print(out);
-            census.example[why] = what + ":\n" + text;
-          }
-          continue;
-        }
-        ++census.taken;
-        census.unique.emplace(key, std::move(*k));
-      }
+      k = runtime::halide::compileForCuda(kernel, inPlace, why);
     }
-  }
+    if (!k) {
+      if (census.declined[why]++ == 0) {
+        std::string text;
+        llvm::raw_string_ostream out(text);
+        kernel.print(out);
+        census.example[why] = what + ":\n" + text;
+      }
+      return;
+    }
+    ++census.taken;
+    census.unique.emplace(key, std::move(*k));
+  });
+  census.graphs = planned.graphs;
+  census.interpreted = planned.interpreted;
+  census.kernels = planned.kernels;
+  census.problems = planned.problems;
   return census;
 }
 
