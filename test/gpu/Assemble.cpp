@@ -49,7 +49,7 @@ std::string keyOf(mlir::func::FuncOp kernel, bool inPlace) {
   return text;
 }
 
-PlannedGraphs forEachPlannedKernel(const KernelVisitor& onKernel) {
+PlannedGraphs forEachCompiledGraph(const GraphVisitor& onGraph) {
   PlannedGraphs census;
   mlir::DialectRegistry registry;
   mlir::kiln::registerCpuPipelineDependencies(registry);
@@ -80,20 +80,32 @@ PlannedGraphs forEachPlannedKernel(const KernelVisitor& onKernel) {
         ++census.interpreted;
         continue;
       }
-      mlir::PassManager planning(&context);
-      mlir::kiln::buildCpuPlanningPipeline(planning);
-      if (mlir::failed(planning.run(*module))) {
-        census.problems.push_back(what + ": the CPU planning pipeline fails");
-        continue;
-      }
-      for (auto kernel : module->getOps<mlir::func::FuncOp>()) {
-        auto kind = kernel->getAttrOfType<mlir::StringAttr>(mlir::kiln::KilnDialect::getKernelAttrName());
-        if (!kind || kind.getValue() != "fusion") continue;
-        ++census.kernels;
-        onKernel(what, kernel, writesInPlace(*module, kernel));
-      }
+      onGraph(what, text, *module);
     }
   }
+  return census;
+}
+
+PlannedGraphs forEachPlannedKernel(const KernelVisitor& onKernel) {
+  std::vector<std::string> failures;
+  int kernels = 0;
+  PlannedGraphs census = forEachCompiledGraph([&](const std::string& what, const std::string&,
+                                                  mlir::ModuleOp module) {
+    mlir::PassManager planning(module.getContext());
+    mlir::kiln::buildCpuPlanningPipeline(planning);
+    if (mlir::failed(planning.run(module))) {
+      failures.push_back(what + ": the CPU planning pipeline fails");
+      return;
+    }
+    for (auto kernel : module.getOps<mlir::func::FuncOp>()) {
+      auto kind = kernel->getAttrOfType<mlir::StringAttr>(mlir::kiln::KilnDialect::getKernelAttrName());
+      if (!kind || kind.getValue() != "fusion") continue;
+      ++kernels;
+      onKernel(what, kernel, writesInPlace(module, kernel));
+    }
+  });
+  census.kernels = kernels;
+  census.problems.insert(census.problems.end(), failures.begin(), failures.end());
   return census;
 }
 

@@ -32,6 +32,12 @@ struct PlannedGraphs {
   int graphs = 0, interpreted = 0, kernels = 0;
   std::vector<std::string> problems;  // graphs that failed to record, parse or plan
 };
+// The same graphs as recorded text, before planning: ("<case> (by value)", text) for every
+// graph the compiled backends compile (not those they hand to the interpreter).
+using GraphVisitor = std::function<void(const std::string& graph, const std::string& text,
+                                        mlir::ModuleOp module)>;
+PlannedGraphs forEachCompiledGraph(const GraphVisitor& onGraph);
+
 using KernelVisitor =
     std::function<void(const std::string& graph, mlir::func::FuncOp kernel, bool inPlace)>;
 PlannedGraphs forEachPlannedKernel(const KernelVisitor& onKernel);

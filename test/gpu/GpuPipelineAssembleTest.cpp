@@ -65,35 +65,11 @@ struct Census {
 // would interpret.
 std::vector<Graph> recordAll(Census& census) {
   std::vector<Graph> graphs;
-  mlir::DialectRegistry registry;
-  mlir::kiln::registerCpuPipelineDependencies(registry);
-  mlir::MLIRContext context(registry);
-  context.loadDialect<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
-  for (const e2e::OpCase& c : e2e::allCases()) {
-    for (bool symbolic : {false, true}) {
-      Graph graph{c.name + (symbolic ? " (symbolic)" : " (by value)"), ""};
-      try {
-        graph.text = e2e::recordedGraph(c, symbolic);
-      } catch (const std::exception& e) {
-        census.problems.push_back(graph.name + ": recording throws: " + e.what());
-        continue;
-      }
-      mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(graph.text, &context);
-      if (!module) {
-        census.problems.push_back(graph.name + ": the recording does not parse:\n" + graph.text);
-        continue;
-      }
-      ++census.graphs;
-      bool interpreted = false;
-      for (auto main : module->getOps<mlir::func::FuncOp>())
-        interpreted = interpreted || !runtime::cpu::mlirBackend().unsupported(main).empty();
-      if (interpreted) {
-        ++census.interpreted;
-        continue;
-      }
-      graphs.push_back(std::move(graph));
-    }
-  }
+  const gpu_test::PlannedGraphs recorded = gpu_test::forEachCompiledGraph(
+      [&](const std::string& name, const std::string& text, mlir::ModuleOp) { graphs.push_back({name, text}); });
+  census.graphs = recorded.graphs;
+  census.interpreted = recorded.interpreted;
+  census.problems = recorded.problems;
   return graphs;
 }
 
