@@ -5,6 +5,7 @@
 
 #include "dialect/KilnOps.h"
 #include "bridge/OpBridge.h"
+#include "kiln/core/Dispatcher.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -28,6 +29,12 @@ std::vector<char> contiguousBytes(const Tensor& value, const SourceLoc& where) {
   if (value.is_placeholder())
     throw TraceError::make(where, "jit", "a symbolic trace placeholder of shape ", value.sizes(),
                            " has no values to record as a constant");
+  if (value.device().isCUDA()) {
+    // A constant captured from a CUDA tensor: its values, copied to the host (the copy is
+    // not part of any trace).
+    DispatchHookGuard off(nullptr);
+    return contiguousBytes(value.cpu(where), where);
+  }
   const size_t size = value.element_size();
   const int64_t n = value.numel();
   std::vector<char> bytes(size_t(n) * size);

@@ -46,8 +46,7 @@ HostStep hostStepOf(Operation *op) {
   return HostStep::Runtime;
 }
 
-// The value a chain of buffer views views: the one that owns the buffer.
-static Value bufferOwner(Value value) {
+Value bufferOwner(Value value) {
   while (Operation *def = value.getDefiningOp()) {
     if (!isBufferView(def))
       break;

@@ -45,6 +45,9 @@ void populateKilnApproximateMathPatterns(RewritePatternSet &patterns);
 // hands the library a strided view of the operand, as eager code does).
 bool isBufferView(Operation *op);
 
+// The value a chain of buffer views views: the one that owns the buffer.
+Value bufferOwner(Value value);
+
 // How kiln-lower-host runs each op of a planned host schedule. The runtime
 // numbers its tables (constants, kiln_rt_host_op calls) by the same rule.
 enum class HostStep {
@@ -109,6 +112,14 @@ struct GpuPipelineOptions {
   std::string cudaHome;
 };
 void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options = {});
+// buildGpuPipeline after the planning stage: the runtime plans with
+// buildCpuPlanningPipeline (its host schedule is the CPU's), then compiles the
+// planned module's fusion kernels with this. They move into a nested module
+// `kiln_kernels` (the host keeps declarations), each a function of memrefs
+// whose body is its gpu.launch_func ops, the PTX in gpu.binary ops beside.
+void buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options = {});
+// The nested module buildGpuKernelPipeline moves kernels into.
+constexpr llvm::StringLiteral kGpuKernelsModule = "kiln_kernels";
 // The toolkit buildGpuPipeline links libdevice from: `explicitHome` if it holds
 // nvvm/libdevice/libdevice.10.bc, else (when empty) the first of the places
 // above that does; "" if none.

@@ -73,6 +73,11 @@ class Backend {
 // The backends of this build, in the order they are listed (runtime/Backends.cpp).
 std::span<const Backend* const> backends();
 
+// Adds `backend` to the registry for the rest of the process: a test's own backend (one
+// that runs the GPU host schedule on the CPU, say), found by name and listed after the
+// built-in ones. Call it before anything compiles, from one thread (a static initializer).
+void addBackendForTesting(const Backend& backend);
+
 // The backend called `name`, or null.
 const Backend* findBackend(std::string_view name);
 

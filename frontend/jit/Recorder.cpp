@@ -172,16 +172,6 @@ mlir::Value Recorder::recordFactory(const OpCall& call, mlir::Location loc) {
 }
 
 void Recorder::onOp(const OpCall& call) {
-  // Compiling for the GPU is the next step (docs/ARCHITECTURE.md, "CUDA devices"): until
-  // then a trace that meets a CUDA tensor says so instead of recording a CPU program.
-  auto onCuda = [](std::span<const Tensor> ts) {
-    for (const Tensor& t : ts)
-      if (t.defined() && t.device().isCUDA()) return true;
-    return false;
-  };
-  if (onCuda(call.inputs) || onCuda(call.outputs))
-    throw TraceError::make(call.loc, call.op.name, "tensors on a CUDA device cannot be traced yet; "
-                           "run this function eagerly, or trace it with CPU tensors");
   mlir::Location loc = locationOf(call.loc);
   if (call.inPlace) {
     // A write to a tensor the function has not read yet (fill_, copy_) still targets

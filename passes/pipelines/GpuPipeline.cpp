@@ -53,7 +53,6 @@
 namespace mlir::kiln {
 namespace {
 
-constexpr StringLiteral kKernelsModule = "kiln_kernels";
 
 // Fusion kernels move into a nested module `kiln_kernels` (as kiln-lower-host
 // does on the CPU), so the bufferization and GPU passes see the kernels alone,
@@ -74,7 +73,7 @@ struct SplitGpuKernels : PassWrapper<SplitGpuKernels, OperationPass<ModuleOp>> {
       return;
     OpBuilder builder(module.getBodyRegion());
     builder.setInsertionPointToEnd(module.getBody());
-    auto nested = ModuleOp::create(builder, module.getLoc(), StringRef(kKernelsModule));
+    auto nested = ModuleOp::create(builder, module.getLoc(), StringRef(kGpuKernelsModule));
     for (func::FuncOp kernel : kernels) {
       builder.setInsertionPoint(kernel);
       auto declaration = func::FuncOp::create(builder, kernel.getLoc(), kernel.getSymName(),
@@ -328,11 +327,15 @@ std::string findCudaHome(const std::string &explicitHome) {
 }
 
 void buildGpuPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
+  buildCpuPlanningPipeline(pm);
+  buildGpuKernelPipeline(pm, options);
+}
+
+void buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options) {
   // Found once, when the pipeline is built: gpu-module-to-binary links its
   // libdevice (MLIR's own lookup reads only $CUDA_ROOT/$CUDA_HOME/$CUDA_PATH,
   // which a Bazel test or an embedding program may not have).
   const std::string cudaHome = findCudaHome(options.cudaHome);
-  buildCpuPlanningPipeline(pm);
   pm.addPass(std::make_unique<SplitGpuKernels>());
   OpPassManager &kernels = pm.nest<ModuleOp>();
   buildKernelBufferizationPipeline(kernels, {.tileRows = false});

@@ -4,6 +4,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "runtime/Executable.h"
+#include "runtime/gpu/GpuCompile.h"
 
 namespace kiln::runtime::cpu {
 
@@ -13,11 +14,13 @@ class MlirBackend final : public Backend {
  public:
   std::string_view name() const override { return "MLIR"; }
   std::string_view summary() const override {
-    return "code generator: kiln-cpu-pipeline, LLVM ORC JIT; cpu";
+    return "code generator: kiln-cpu-pipeline, LLVM ORC JIT; cpu; kiln-gpu-pipeline (NVPTX) on cuda";
   }
-  bool serves(DeviceType device) const override { return device == DeviceType::CPU; }
+  bool serves(DeviceType device) const override {
+    return device == DeviceType::CPU || device == DeviceType::CUDA;
+  }
 
-  // The CPU pipeline plans memory for static shapes only.
+  // The planning pipeline (the CPU's and the GPU's) plans memory for static shapes only.
   std::string unsupported(mlir::func::FuncOp main) const override {
     auto types = main.getArgumentTypes();
     for (size_t k = 0; k < types.size(); ++k) {
@@ -36,6 +39,8 @@ class MlirBackend final : public Backend {
   std::shared_ptr<const Program> compile(mlir::func::FuncOp main, const CallbackTable* callbacks,
                                          const CompileRequest& request, std::string_view op,
                                          const SourceLoc& loc) const override {
+    if (request.device.isCUDA())
+      return gpu::compileForCuda(main, callbacks, request, gpu::Generator::MLIR, op, loc);
     return Executable::compile(main, callbacks, op, loc, /*cache=*/nullptr,
                                {.fuse = request.fuse, .fuseMaxInputs = request.fuseMaxInputs});
   }

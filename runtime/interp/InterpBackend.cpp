@@ -28,9 +28,12 @@ class InterpBackend final : public runtime::Backend {
  public:
   std::string_view name() const override { return "INTERP"; }
   std::string_view summary() const override {
-    return "reference interpreter over the eager kernels; cpu";
+    return "reference interpreter over the eager kernels; cpu, cuda";
   }
-  bool serves(DeviceType device) const override { return device == DeviceType::CPU; }
+  // On a CUDA device it runs the device's eager kernels (its constants copied there).
+  bool serves(DeviceType device) const override {
+    return device == DeviceType::CPU || device == DeviceType::CUDA;
+  }
   std::string unsupported(mlir::func::FuncOp) const override { return ""; }
   std::shared_ptr<const runtime::Program> compile(mlir::func::FuncOp main,
                                                   const runtime::CallbackTable* callbacks,

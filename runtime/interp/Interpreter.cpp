@@ -65,7 +65,8 @@ std::string verifierMessage(mlir::func::FuncOp main) {
 
 class Interpreter {
  public:
-  Interpreter(const CallbackTable* callbacks, const SourceLoc& loc) : callbacks_(callbacks), loc_(loc) {}
+  Interpreter(const CallbackTable* callbacks, Device device, const SourceLoc& loc)
+      : callbacks_(callbacks), device_(device), loc_(loc) {}
 
   // Runs `block` with its arguments bound to `arguments`; returns its terminator's operands.
   std::vector<Tensor> runBlock(mlir::Block& block, std::span<const Tensor> arguments) {
@@ -86,7 +87,8 @@ class Interpreter {
   std::vector<Tensor> run(mlir::Operation* op) {
     if (auto constant = llvm::dyn_cast<mlir::kiln::ConstantOp>(op)) {
       try {
-        return {bridge::tensorFromElements(constant.getValue(), loc_)};
+        Tensor value = bridge::tensorFromElements(constant.getValue(), loc_);
+        return {device_.isCPU() ? value : value.to(device_, loc_)};
       } catch (const Error& e) {
         fail(op, e.message());
       }
@@ -175,6 +177,7 @@ class Interpreter {
   }
 
   const CallbackTable* callbacks_;
+  Device device_;
   const SourceLoc& loc_;
   llvm::DenseMap<mlir::Value, Tensor> values_;
   llvm::DenseMap<mlir::Value, mlir::Operation*> lastUser_;
@@ -221,7 +224,16 @@ std::vector<Tensor> interpretVerified(mlir::func::FuncOp main, std::span<const T
   checkArguments(main, arguments, loc);
   NoGradGuard noGrad;
   DispatchHookGuard noHook(nullptr);
-  return Interpreter(callbacks, loc).runBlock(main.getBody().front(), arguments);
+  // A program on a CUDA device computes there: its constants are copied to the device of
+  // its arguments, and what ops create from nothing (iota, rng) is created there too.
+  Device device = kCPU;
+  for (const Tensor& argument : arguments)
+    if (argument.defined()) {
+      device = argument.device();
+      break;
+    }
+  detail::FactoryDeviceGuard onDevice(device);
+  return Interpreter(callbacks, device, loc).runBlock(main.getBody().front(), arguments);
 }
 
 }  // namespace kiln::interp

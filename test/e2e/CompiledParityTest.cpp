@@ -21,7 +21,7 @@ class CompiledParity : public ::testing::TestWithParam<std::tuple<size_t, bool>>
 TEST_P(CompiledParity, CompiledCallsAgreeWithEager) {
   const std::string_view backend =
       std::getenv("KILN_JIT_BACKEND") ? std::getenv("KILN_JIT_BACKEND") : "";
-  ASSERT_TRUE(backend == "MLIR" || backend == "HALIDE")
+  ASSERT_TRUE(!backend.empty() && backend != "INTERP")
       << "this suite checks compiled programs; its BUILD target sets KILN_JIT_BACKEND to a "
          "code generator, not '"
       << backend << "'";

@@ -11,6 +11,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
+#include "runtime/HostPlan.h"
 #include "runtime/cpu/MlirBackend.h"
 #include "test/e2e/Parity.h"
 
@@ -31,13 +32,7 @@ int run(const std::string& command, std::string& log) {
 }
 
 bool writesInPlace(mlir::ModuleOp planned, mlir::func::FuncOp kernel) {
-  bool inPlace = false;
-  planned.walk([&](mlir::func::CallOp call) {
-    if (call.getCallee() != kernel.getSymName()) return;
-    if (auto offsets = call->getAttrOfType<mlir::DenseI64ArrayAttr>(mlir::kiln::KilnDialect::getOffsetsAttrName()))
-      for (int64_t offset : offsets.asArrayRef()) inPlace = inPlace || offset == -2;
-  });
-  return inPlace;
+  return runtime::writesInPlace(planned, kernel);
 }
 
 std::string keyOf(mlir::func::FuncOp kernel, bool inPlace) {

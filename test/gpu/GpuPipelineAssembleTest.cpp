@@ -32,6 +32,7 @@
 #include "passes/Passes.h"
 #include "runtime/Backend.h"
 #include "runtime/cpu/MlirBackend.h"
+#include "runtime/gpu/MlirGpuKernels.h"
 #include "test/e2e/Parity.h"
 #include "test/gpu/Assemble.h"
 
@@ -55,7 +56,7 @@ struct Graph {
 
 struct Census {
   int graphs = 0, interpreted = 0;
-  std::map<std::string, int> kernels, launches, binaries;  // per chip
+  std::map<std::string, int> kernels, launches, binaries, planned;  // per chip
   std::map<std::string, std::string> failed;               // graph -> first diagnostic
   std::map<std::string, std::set<std::string>> ptx;        // chip -> distinct PTX modules
   std::vector<std::string> problems;
@@ -111,6 +112,24 @@ void compileAll(const std::vector<Graph>& graphs, const std::string& chip, Censu
       if (kind && kind.getValue() == "fusion" && !func.isExternal()) ++census.kernels[chip];
     });
     module->walk([&](mlir::gpu::LaunchFuncOp) { ++census.launches[chip]; });
+    // What the runtime launches (runtime/gpu/MlirGpuKernels.h): a plan for every kernel,
+    // each launch passing as many parameters as its PTX entry takes.
+    const runtime::gpu::GpuKernels plans = runtime::gpu::readLaunchPlans(*module);
+    census.planned[chip] += int(plans.plans.size());
+    for (const auto& [kernel, why] : plans.declined)
+      census.problems.push_back(graph.name + ": @" + kernel + " has no launch plan: " + why);
+    for (const auto& [kernel, plan] : plans.plans)
+      for (const runtime::gpu::Launch& launch : plan.launches) {
+        const size_t entry = launch.image.find(".entry " + launch.entry + "(");
+        const size_t close = entry == std::string::npos ? entry : launch.image.find(')', entry);
+        size_t params = 0;
+        for (size_t at = entry; close != std::string::npos && (at = launch.image.find(".param", at + 1)) < close;)
+          ++params;
+        if (entry == std::string::npos || params != launch.params.size())
+          census.problems.push_back(graph.name + ": @" + kernel + " launches " + launch.entry + " with " +
+                                    std::to_string(launch.params.size()) + " parameters; its PTX entry takes " +
+                                    (entry == std::string::npos ? "(not found)" : std::to_string(params)));
+      }
     module->walk([&](mlir::gpu::BinaryOp binary) {
       for (mlir::Attribute attr : binary.getObjects()) {
         auto object = mlir::cast<mlir::gpu::ObjectAttr>(attr);
@@ -180,9 +199,10 @@ TEST(GpuPipelineAssemble, EveryE2eGraphForSm80AndSm90) {
   std::printf("kiln-gpu-pipeline: %d e2e graphs (%d run by the interpreter, %zu compiled per chip)\n",
               census.graphs, census.interpreted, graphs.size());
   for (const std::string& chip : chips)
-    std::printf("  %s: %d fusion kernels, %d launches (gpu.binary: %d), %zu distinct PTX modules, %d assembled\n",
-                chip.c_str(), census.kernels[chip], census.launches[chip], census.binaries[chip],
-                census.ptx[chip].size(), assembled[chip]);
+    std::printf("  %s: %d fusion kernels (%d with launch plans), %d launches (gpu.binary: %d), %zu distinct PTX "
+                "modules, %d assembled\n",
+                chip.c_str(), census.kernels[chip], census.planned[chip], census.launches[chip],
+                census.binaries[chip], census.ptx[chip].size(), assembled[chip]);
   std::printf("  seconds: recording %.1f, kiln-gpu-pipeline (both chips) %.1f, ptxas (%zu runs) %.1f\n", recording,
               compiling, jobs.size(), assembling);
   std::printf("  graphs the pipeline fails on: %zu\n", census.failed.size());
@@ -199,6 +219,7 @@ TEST(GpuPipelineAssemble, EveryE2eGraphForSm80AndSm90) {
   EXPECT_EQ(failed, expected) << "the graphs kiln-gpu-pipeline fails on are not the known ones";
   for (const std::string& chip : chips) {
     EXPECT_GT(census.ptx[chip].size(), 0u) << chip;
+    EXPECT_EQ(census.planned[chip], census.kernels[chip]) << chip;
     EXPECT_EQ(assembled[chip], int(census.ptx[chip].size())) << chip;
   }
 }

@@ -138,6 +138,16 @@ Loaded& loadedKernels() {
   return *l;
 }
 
+// Kernel `name` of a cubin or PTX `image`, loaded into the current context.
+CUfunction loadFunction(const void* image, const std::string& name, std::string_view op, const SourceLoc& loc) {
+  const DriverApi& api = driver(op, loc);
+  CUmodule module = nullptr;
+  check(api.cuModuleLoadData(&module, image), "cuModuleLoadData", op, loc);
+  CUfunction function = nullptr;
+  check(api.cuModuleGetFunction(&function, module, name.c_str()), "cuModuleGetFunction", op, loc);
+  return function;
+}
+
 }  // namespace
 
 const std::string& nvrtcUnavailableReason() { return nvrtc().reason; }
@@ -207,11 +217,7 @@ CUfunction kernel(int index, const std::string& source, const std::string& name,
     cubin = compile(source, arch, op, loc);
     if (!path.empty()) writeCached(dir, path, keyText, cubin);
   }
-  const DriverApi& api = driver(op, loc);
-  CUmodule module = nullptr;
-  check(api.cuModuleLoadData(&module, cubin.data()), "cuModuleLoadData", op, loc);
-  CUfunction function = nullptr;
-  check(api.cuModuleGetFunction(&function, module, name.c_str()), "cuModuleGetFunction", op, loc);
+  CUfunction function = loadFunction(cubin.data(), name, op, loc);
   loaded.functions.emplace(std::move(key), function);
   return function;
 }
@@ -229,6 +235,18 @@ CUfunction kernel(int index, const std::string& name, const std::function<std::s
     std::lock_guard lock(loaded.mutex);
     loaded.byName[index].emplace(name, function);
   }
+  return function;
+}
+
+CUfunction imageKernel(int index, const std::string& image, const std::string& name,
+                       std::string_view op, const SourceLoc& loc) {
+  device(index, op, loc);
+  Loaded& loaded = loadedKernels();
+  std::lock_guard lock(loaded.mutex);
+  auto key = std::make_pair(index, name + "\nimage\n" + image);
+  if (auto it = loaded.functions.find(key); it != loaded.functions.end()) return it->second;
+  CUfunction function = loadFunction(image.c_str(), name, op, loc);
+  loaded.functions.emplace(std::move(key), function);
   return function;
 }
 

@@ -35,6 +35,12 @@ CUfunction kernel(int index, const std::string& source, const std::string& name,
 CUfunction kernel(int index, const std::string& name, const std::function<std::string()>& source,
                   std::string_view op, const SourceLoc& loc);
 
+// The kernel `name` of a PTX module (text) or cubin `image` made elsewhere (the MLIR GPU
+// pipeline's gpu.binary), loaded into device `index`'s context on first use (the driver
+// compiles PTX for the device) and kept for the process.
+CUfunction imageKernel(int index, const std::string& image, const std::string& name,
+                       std::string_view op, const SourceLoc& loc);
+
 // Launch geometry; the arguments are pointers to each kernel parameter, as cuLaunchKernel takes them.
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;

@@ -15,7 +15,7 @@
 // RUN: kiln-run %s --backend TPU %t/f23.npy %t/f23.npy 2> %t/backend.txt; test $? -eq 2
 // RUN: count 1 < %t/backend.txt
 // RUN: FileCheck %s --check-prefix=BACKEND < %t/backend.txt
-// BACKEND: kiln-run: CompileOptions::backend=TPU names no backend; available: INTERP ({{.*}}), MLIR ({{.*}}), HALIDE ({{.*}}); not built into this Kiln: NVRTC
+// BACKEND: kiln-run: CompileOptions::backend=TPU names no backend; available: INTERP ({{.*}}), MLIR ({{.*}}), HALIDE ({{.*}}), NVRTC ({{.*}})
 // RUN: not kiln-run %s --backend= 2>&1 | FileCheck %s --check-prefix=NO-BACKEND
 // NO-BACKEND: kiln-run: --backend needs a name (MLIR, INTERP)
 

@@ -1,0 +1,129 @@
+// Compiling for a CUDA device (see GpuCompile.h).
+#include "runtime/gpu/GpuCompile.h"
+
+#include <algorithm>
+#include <iostream>
+
+#include "dialect/KilnDialect.h"
+#include "frontend/core/cuda/Driver.h"
+#include "kiln/core/Log.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
+#include "runtime/CompileStages.h"
+#include "runtime/HostPlan.h"
+#include "runtime/gpu/CudaLaunch.h"
+#include "runtime/gpu/MlirGpuKernels.h"
+#include "runtime/nvrtc/NvrtcKernels.h"
+#include "runtime/schedule/ScheduledProgram.h"
+
+namespace kiln::runtime::gpu {
+namespace {
+
+// NVRTC's kernel as one launch: every operand and result by address, a grid-stride grid
+// (elementwise) or a block per row, capped (the kernels loop over what the grid leaves).
+LaunchPlan nvrtcPlan(const nvrtc::CudaKernel& kernel, mlir::func::FuncOp func) {
+  LaunchPlan plan;
+  plan.name = func.getSymName().str();
+  plan.generator = "NVRTC";
+  plan.cudaSource = kernel.source;
+  plan.operands = func.getNumArguments();
+  plan.schedule = kernel.describe();
+  Launch launch;
+  launch.entry = kernel.name;
+  const int64_t threads = kernel.threads;
+  const int64_t blocks = kernel.rows ? kernel.rowCount : (kernel.elements + threads - 1) / threads;
+  launch.grid[0] = unsigned(std::clamp<int64_t>(blocks, 0, kernel.rows ? 65535 : 8192));
+  launch.block[0] = unsigned(threads);
+  const size_t buffers = func.getNumArguments() + func.getNumResults();
+  for (size_t b = 0; b < buffers; ++b) launch.params.push_back({KernelParam::Buffer, int64_t(b), {}});
+  plan.launches.push_back(std::move(launch));
+  return plan;
+}
+
+std::vector<mlir::func::FuncOp> fusionKernels(mlir::ModuleOp module) {
+  std::vector<mlir::func::FuncOp> kernels;
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    auto kind = func->getAttrOfType<mlir::StringAttr>(mlir::kiln::KilnDialect::getKernelAttrName());
+    if (kind && kind.getValue() == "fusion" && !func.isExternal()) kernels.push_back(func);
+  }
+  return kernels;
+}
+
+}  // namespace
+
+std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const CallbackTable* callbacks,
+                                              const CompileRequest& request, Generator generator,
+                                              std::string_view op, const SourceLoc& loc) {
+  const Device device = request.device;
+  const cuda::DeviceInfo& info = cuda::device(device.index, op, loc);
+  const std::string generatorName = generator == Generator::MLIR ? "MLIR" : "NVRTC";
+  mlir::MLIRContext* context = main.getContext();
+  mlir::OwningOpRef<mlir::ModuleOp> module = moduleFor(main, mlir::kiln::registerGpuPipelineDependencies);
+  const std::string name = main.getSymName().str();
+
+  StageClock clock;
+  IrDumps dumps(name);
+  dumps.write("traced", *module);
+  mlir::PassManager planning(context);
+  mlir::kiln::buildCpuPlanningPipeline(planning,
+                                       {.fuse = request.fuse, .fuseMaxInputs = request.fuseMaxInputs});
+  runStage(planning, *module, "GPU", "planning", dumps, op, loc);
+  clock.lap("planning");
+  dumps.write("planned", *module);
+
+  ScheduledProgram::Kernels kernels;
+  std::string declined;
+  if (generator == Generator::MLIR) {
+    mlir::OwningOpRef<mlir::ModuleOp> pipelined(llvm::cast<mlir::ModuleOp>((*module)->clone()));
+    mlir::PassManager pm(context);
+    mlir::kiln::GpuPipelineOptions options;
+    options.chip = info.arch();
+    options.features = info.major >= 10 ? "+ptx86" : "+ptx80";
+    mlir::kiln::buildGpuKernelPipeline(pm, options);
+    runStage(pm, *pipelined, "GPU", "kernels", dumps, op, loc);
+    clock.lap("kiln-gpu-pipeline");
+    dumps.write("gpu", *pipelined);
+    GpuKernels read = readLaunchPlans(*pipelined);
+    for (auto& [kernel, plan] : read.plans) {
+      if (dumps.enabled())
+        for (const Launch& launch : plan.launches) dumps.write("ptx-" + launch.entry, launch.image, ".ptx");
+      kernels[kernel] = cudaKernel(std::move(plan), device);
+    }
+    for (const auto& [kernel, why] : read.declined) declined += "kiln:   MLIR: @" + kernel + ": " + why + "\n";
+  } else {
+    for (mlir::func::FuncOp func : fusionKernels(*module)) {
+      std::string why;
+      std::optional<nvrtc::CudaKernel> kernel = nvrtc::generate(func, writesInPlace(*module, func), why);
+      if (!kernel) {
+        declined += "kiln:   NVRTC declined @" + func.getSymName().str() + ": " + why + "\n";
+        continue;
+      }
+      dumps.write("nvrtc-" + func.getSymName().str(), kernel->source, ".cu");
+      kernels[func.getSymName().str()] = cudaKernel(nvrtcPlan(*kernel, func), device);
+    }
+    clock.lap("NVRTC sources");
+  }
+  size_t interpreted = 0;
+  for (mlir::func::FuncOp func : fusionKernels(*module))
+    if (!kernels.count(func.getSymName().str())) {
+      kernels[func.getSymName().str()] = interpretedKernel(func, device);
+      ++interpreted;
+    }
+  std::shared_ptr<const ScheduledProgram> program = ScheduledProgram::create(
+      std::move(module), name, kernels, callbacks, device, generatorName, op, loc);
+  clock.lap("schedule");
+  if (logEnabled("compile")) {
+    const ScheduledProgram::Census census = program->census();
+    std::cerr << "kiln: compiled @" << name << " for " << device.str() << " (" << info.arch() << ") by "
+              << generatorName << " in " << clock.report() << "; " << kernels.size() << " fused kernels ("
+              << interpreted << " interpreted), " << census.hostOps << " host ops, arena "
+              << program->arenaBytes() << " bytes\n";
+    for (const auto& [kernel, compiled] : kernels)
+      std::cerr << "kiln:   " << compiled->describe() << "\n";
+    std::cerr << declined;
+  }
+  return program;
+}
+
+}  // namespace kiln::runtime::gpu
