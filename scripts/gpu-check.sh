@@ -2,7 +2,8 @@
 # The GPU check, in one call of at most 8 minutes on a GPU machine (docs/GPU.md): the
 # device tests, op-by-op parity of every op on CUDA against the CPU (forward and backward,
 # f32/f64/f16/bf16 and the integer dtypes), the caching allocator under a training loop,
-# nn modules and optimizers on CUDA, the eager MLP example on the GPU and on the CPU, and
+# nn modules and optimizers on CUDA, traced programs compiled for the GPU by MLIR and NVRTC
+# against eager (CudaTraceTest), the eager MLP example on the GPU and on the CPU, and
 # PyTorch's eager and torch.compile step times for the same MLP on the same card.
 #
 #   bash scripts/gpu-bundle.sh            (here: build the bundle into gpu-bundle/)
@@ -63,7 +64,7 @@ run_test() {  # name, seconds
   local name=$1 limit=$2 out="$logs/$1.log" start=$SECONDS
   echo "=== $name (whole log: $(basename "$out"))"
   timeout "$limit" "$bin/$name" --gtest_color=no 2>&1 | tee "$out" |
-    grep -E '^(parity:|device|\[  (FAILED|SKIPPED|PASSED) +\]|\[==========\]|[0-9]+ ops)' | tail -n 150
+    grep -E '^(parity:|device|kiln: compiled|\[  (FAILED|SKIPPED|PASSED) +\]|\[==========\]|[0-9]+ ops)' | tail -n 150
   local status=${PIPESTATUS[0]}
   echo "($name: $((SECONDS - start)) s)"
   verdict "$name" "$status" "$out"
@@ -72,6 +73,9 @@ run_test() {  # name, seconds
 run_test CudaDeviceTest 60
 run_test CudaOpsTest 150
 run_test CudaModuleTest 90
+# Traced programs on the GPU under INTERP, MLIR and NVRTC (issue 22); KILN_LOG=compile in
+# its own test shows the MLP step's kernels and launches.
+run_test CudaTraceTest 150
 
 data="$bundle/fashion-mnist"
 epochs="${KILN_GPU_EPOCHS:-2}"
@@ -87,7 +91,7 @@ for device in cuda cpu; do
 done
 
 echo "=== The MLP's eager training step: Kiln, then PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null), on the same card"
-timeout 60 "$bin/cuda_step" 2>&1 | tee "$logs/step.log"
+timeout 120 "$bin/cuda_step" 2>&1 | tee "$logs/step.log"
 status=${PIPESTATUS[0]}
 verdict "kiln mlp step" "$status" "$logs/step.log"
 timeout 120 python3 scripts/gpu/torch_mlp_step.py 2>&1 | tail -n 20 | tee -a "$logs/step.log"
