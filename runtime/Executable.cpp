@@ -10,8 +10,6 @@
 #include <iostream>
 #include <sstream>
 
-#include <dlfcn.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -76,16 +74,9 @@ extern "C" void kiln_rt_host_op(void* runtime, int64_t id, void* const* operands
 // entries stop matching (buildIdentity() also changes with every build of Kiln).
 constexpr std::string_view kPipelineVersion = "kiln-cpu-pipeline/7";
 
-// The build of Kiln this code belongs to: the path, size and modification time of the
-// binary or shared library holding it, so a rebuilt compiler never reuses old entries.
+// The build of Kiln this code belongs to (the binary or shared library holding it).
 std::string buildIdentity() {
-  Dl_info info;
-  if (!dladdr(reinterpret_cast<void*>(&kiln_rt_host_op), &info) || !info.dli_fname)
-    return "unknown";
-  struct stat file;
-  if (::stat(info.dli_fname, &file) != 0) return info.dli_fname;
-  return std::string(info.dli_fname) + ":" + std::to_string(file.st_size) + ":" +
-         std::to_string(file.st_mtim.tv_sec) + "." + std::to_string(file.st_mtim.tv_nsec);
+  return DiskCache::fileIdentityOf(reinterpret_cast<const void*>(&kiln_rt_host_op));
 }
 
 std::string optionsKey(const mlir::kiln::CpuPipelineOptions& options) {
@@ -130,14 +121,16 @@ std::shared_ptr<const Executable> Executable::compile(
     mlir::OwningOpRef<mlir::ModuleOp> planned =
         mlir::parseSourceString<mlir::ModuleOp>(entry->module, config);
     if (planned) {
-      if (kernels) executable->retakeKernels(*planned, *kernels, op, loc);
+      if (kernels) executable->retakeKernels(*planned, *kernels, *cache, op, loc);
       executable->readPlan(*planned, op, loc);
       executable->link(entry->object, op, loc);
       executable->loadedFromCache_ = true;
       clock.lap("load");
-      if (logEnabled("compile"))
+      if (logEnabled("compile")) {
         std::cerr << "kiln: loaded @" << executable->name_ << " from the disk cache in "
-                  << clock.report() << "\n";
+                  << clock.report();
+        executable->logKernels(kernels);
+      }
       return executable;
     }
   }
@@ -146,7 +139,7 @@ std::shared_ptr<const Executable> Executable::compile(
   mlir::kiln::buildCpuPlanningPipeline(planning, options);
   runStage(planning, *module, "CPU", "planning", dumps, op, loc);
   clock.lap("planning");
-  const std::string declined = kernels ? executable->takeKernels(*module, *kernels) : "";
+  const std::string declined = kernels ? executable->takeKernels(*module, *kernels, *cache) : "";
   if (kernels) clock.lap(kernels->name().data());
   if (dumps.enabled())
     for (const auto& [name, kernel] : executable->externalKernels_)
@@ -174,25 +167,21 @@ std::shared_ptr<const Executable> Executable::compile(
     std::cerr << "kiln: compiled @" << executable->name_ << " in " << clock.report() << "; "
               << kernelCount << " kernels, " << executable->hostOps_.size() << " host ops, arena "
               << executable->arenaBytes_ << " bytes";
-    if (kernels)
-      std::cerr << "; " << executable->externalKernels_.size() << " fused kernels by "
-                << kernels->name();
-    std::cerr << "\n";
-    for (const auto& [name, kernel] : executable->externalKernels_)
-      std::cerr << "kiln:   " << kernels->name() << " " << kernel->describe() << "\n";
+    executable->logKernels(kernels);
     std::cerr << declined;
   }
   return executable;
 }
 
-std::string Executable::takeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels) {
+std::string Executable::takeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels,
+                                    const DiskCache& cache) {
   std::string declined;
   mlir::Builder builder(planned.getContext());
   for (auto func : planned.getOps<mlir::func::FuncOp>()) {
     auto kind = func->getAttrOfType<mlir::StringAttr>(KilnDialect::getKernelAttrName());
     if (!kind || kind.getValue() != "fusion") continue;
     std::string why;
-    if (std::shared_ptr<const ExternalKernel> kernel = kernels.compile(func, writesInPlace(planned, func), why)) {
+    if (std::shared_ptr<const ExternalKernel> kernel = kernels.compile(func, writesInPlace(planned, func), cache, why)) {
       externalKernels_[func.getSymName().str()] = std::move(kernel);
       func->setAttr(KilnDialect::getKernelAttrName(), builder.getStringAttr("external"));
     } else {
@@ -204,19 +193,27 @@ std::string Executable::takeKernels(mlir::ModuleOp planned, const KernelCodegen&
 }
 
 void Executable::retakeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels,
-                               std::string_view op, const SourceLoc& loc) {
+                               const DiskCache& cache, std::string_view op, const SourceLoc& loc) {
   for (auto func : planned.getOps<mlir::func::FuncOp>()) {
     auto kind = func->getAttrOfType<mlir::StringAttr>(KilnDialect::getKernelAttrName());
     if (!kind || kind.getValue() != "external") continue;
     std::string why;
     std::shared_ptr<const ExternalKernel> kernel =
-        kernels.compile(func, writesInPlace(planned, func), why);
+        kernels.compile(func, writesInPlace(planned, func), cache, why);
     if (!kernel)
       throw CompileError::make(loc, op, "the disk cache's plan of @", name_, " has kernel @",
                                func.getSymName().str(), " for ", kernels.name(),
                                ", which now declines it: ", why);
     externalKernels_[func.getSymName().str()] = std::move(kernel);
   }
+}
+
+void Executable::logKernels(const KernelCodegen* kernels) const {
+  if (kernels)
+    std::cerr << "; " << externalKernels_.size() << " fused kernels by " << kernels->name();
+  std::cerr << "\n";
+  for (const auto& [name, kernel] : externalKernels_)
+    std::cerr << "kiln:   " << kernels->name() << " " << kernel->describe() << "\n";
 }
 
 void Executable::readPlan(mlir::ModuleOp planned, std::string_view op, const SourceLoc& loc) {

@@ -83,12 +83,17 @@ class Executable final : public Program {
   // Reads what run() needs from the planned module: types, arena size, result
   // placements, constants and the host ops.
   void readPlan(mlir::ModuleOp planned, std::string_view op, const SourceLoc& loc);
-  // Compiles the planned module's fused kernels with `kernels`, marking each it takes
-  // kiln.kernel = "external"; returns one line per kernel it declined, with the reason.
-  std::string takeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels);
-  // Compiles the kernels a cached plan marks "external" (CompileError if one is declined).
-  void retakeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels, std::string_view op,
-                     const SourceLoc& loc);
+  // Compiles the planned module's fused kernels with `kernels` (which may keep them in
+  // `cache`), marking each it takes kiln.kernel = "external"; returns one line per kernel
+  // it declined, with the reason.
+  std::string takeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels,
+                          const DiskCache& cache);
+  // Compiles (or loads from `cache`) the kernels a cached plan marks "external"
+  // (CompileError if one is declined).
+  void retakeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels, const DiskCache& cache,
+                     std::string_view op, const SourceLoc& loc);
+  // KILN_LOG=compile: how many kernels `kernels` compiled, then one line for each.
+  void logKernels(const KernelCodegen* kernels) const;
   // Links the compiled object and finds the entry point.
   void link(std::string_view object, std::string_view op, const SourceLoc& loc);
 

@@ -254,6 +254,22 @@ std::unique_ptr<JitEngine> JitEngine::link(std::string_view object, const Runtim
   return engine;
 }
 
+std::vector<std::string> JitEngine::undefinedSymbols(std::string_view object, std::string_view op,
+                                                    const SourceLoc& loc) {
+  auto file = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "kiln-object"));
+  if (!file)
+    throw CompileError::make(loc, op, "not an object file: ", message(file.takeError()));
+  std::vector<std::string> names;
+  for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
+    std::optional<uint32_t> flags = llvm::expectedToOptional(symbol.getFlags());
+    std::optional<llvm::StringRef> name = llvm::expectedToOptional(symbol.getName());
+    if (flags && name && !name->empty() && (*flags & llvm::object::SymbolRef::SF_Undefined))
+      names.push_back(name->str());
+  }
+  return names;
+}
+
 bool JitEngine::perfMapEnabled() {
   const char* value = std::getenv("KILN_PERF_MAP");
   return value && *value && std::string_view(value) != "0";
@@ -297,6 +313,15 @@ JitEngine::JitEngine(std::unique_ptr<llvm::orc::LLJIT> jit, std::string op, Sour
     : jit_(std::move(jit)), op_(std::move(op)), loc_(loc) {}
 
 JitEngine::~JitEngine() = default;
+
+void* JitEngine::find(std::string_view name) const {
+  auto address = jit_->lookup(llvm::StringRef(name.data(), name.size()));
+  if (!address) {
+    llvm::consumeError(address.takeError());
+    return nullptr;
+  }
+  return address->toPtr<void*>();
+}
 
 void* JitEngine::lookup(std::string_view name) const {
   auto address = jit_->lookup(llvm::StringRef(name.data(), name.size()));

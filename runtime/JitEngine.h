@@ -48,6 +48,11 @@ class JitEngine {
   static std::unique_ptr<JitEngine> link(std::string_view object, const RuntimeSymbols& symbols,
                                          std::string_view op, const SourceLoc& loc);
 
+  // The symbols `object` (one object file) uses and does not define: what link() must
+  // resolve. A CompileError if the bytes are not an object file.
+  static std::vector<std::string> undefinedSymbols(std::string_view object, std::string_view op,
+                                                   const SourceLoc& loc);
+
   // With KILN_PERF_MAP set (to anything but "" or "0"), link appends each compiled
   // function's address, size and name to /tmp/perf-<pid>.map, the file `perf report` reads
   // to name JIT code (otherwise shown as [JIT] addresses).
@@ -59,6 +64,8 @@ class JitEngine {
 
   // The address of a function the object defines; a CompileError if it defines none such.
   void* lookup(std::string_view name) const;
+  // The same, or null where the object defines no exported symbol `name`.
+  void* find(std::string_view name) const;
 
  private:
   JitEngine(std::unique_ptr<llvm::orc::LLJIT> jit, std::string op, SourceLoc loc);

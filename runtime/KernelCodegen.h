@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "runtime/cache/DiskCache.h"
 
 namespace kiln::runtime {
 
@@ -33,8 +34,10 @@ class KernelCodegen {
   // `kernel` (a kiln.kernel = "fusion" function of kiln ops) compiled; null with `why`
   // set where this generator does not take it, and MLIR then lowers it as usual.
   // `inPlace`: a result may be written over an operand's buffer (a state updated in place),
-  // so every result must be computed from operands not yet overwritten.
+  // so every result must be computed from operands not yet overwritten. `cache`: where the
+  // generator may keep compiled code across processes (it may be disabled).
   virtual std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace,
+                                                        const DiskCache& cache,
                                                         std::string& why) const = 0;
 };
 

@@ -4,6 +4,9 @@
 // key, u64 sizes of the module and object, the SHA-256 of both, then the two payloads.
 #include "runtime/cache/DiskCache.h"
 
+#include <dlfcn.h>
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -81,6 +84,15 @@ std::string DiskCache::keyOf(const std::vector<std::string_view>& parts) {
   }
   auto digest = sha.final();
   return llvm::toHex(llvm::ArrayRef<uint8_t>(digest.data(), digest.size()), /*LowerCase=*/true);
+}
+
+std::string DiskCache::fileIdentityOf(const void* address) {
+  Dl_info info;
+  if (!dladdr(address, &info) || !info.dli_fname) return "unknown";
+  struct stat file;
+  if (::stat(info.dli_fname, &file) != 0) return info.dli_fname;
+  return std::string(info.dli_fname) + ":" + std::to_string(file.st_size) + ":" +
+         std::to_string(file.st_mtim.tv_sec) + "." + std::to_string(file.st_mtim.tv_nsec);
 }
 
 std::string DiskCache::pathOf(const std::string& key) const {

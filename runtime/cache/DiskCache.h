@@ -27,6 +27,11 @@ class DiskCache {
   // SHA-256 (hex) of `parts`, each length-prefixed so no two part lists collide.
   static std::string keyOf(const std::vector<std::string_view>& parts);
 
+  // The file holding the code at `address` (a binary or shared library): its path, size and
+  // modification time. As a key part (the address of a compiler's own function), it keeps
+  // a rebuilt compiler from reusing old entries.
+  static std::string fileIdentityOf(const void* address);
+
   // The entry stored for `key`, or nullopt when there is none or it fails validation (bad
   // magic or version, wrong key, truncated, checksum mismatch). A bad entry is reported on
   // stderr once per process and path, and removed, so the caller rebuilds and stores it.

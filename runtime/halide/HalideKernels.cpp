@@ -1,10 +1,11 @@
 // The HALIDE kernel generator (see HalideKernels.h): a fused kernel's kiln ops as Halide
-// Funcs, one pipeline per kernel, JIT-compiled by Halide 14 and cached in memory.
+// Funcs, one pipeline per kernel, compiled by Halide 14 and cached in memory and on disk.
 #include "runtime/halide/HalideKernels.h"
 
 #include <Halide.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <map>
@@ -23,6 +24,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OperationSupport.h"
+#include "runtime/halide/HalideRuntime.h"
 
 namespace kiln::runtime::halide {
 
@@ -37,36 +39,6 @@ using Halide::Var;
 struct Declined {
   std::string why;
 };
-
-// ---- the Halide runtime: errors and threads ------------------------------------------------
-
-// The message of the last Halide runtime error on this thread.
-thread_local std::string lastError;
-
-void recordError(Halide::JITUserContext*, const char* message) { lastError = message; }
-
-// Halide's parallel loops run on Kiln's pool, so KILN_NUM_THREADS bounds them as it bounds
-// the eager kernels and MLIR's kernels.
-int parallelFor(Halide::JITUserContext* context,
-                int (*task)(Halide::JITUserContext*, int, uint8_t*), int min, int extent,
-                uint8_t* closure) {
-  std::atomic<int> status{0};
-  kiln::parallelFor(min, int64_t(min) + extent, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i)
-      if (int s = task(context, int(i), closure)) status = s;
-  });
-  return status;
-}
-
-void installHandlers() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    Halide::JITHandlers handlers;
-    handlers.custom_error = recordError;
-    handlers.custom_do_par_for = parallelFor;
-    Halide::Internal::JITSharedRuntime::set_default_handlers(handlers);
-  });
-}
 
 // ---- types ---------------------------------------------------------------------------------
 
@@ -856,24 +828,55 @@ BufferShape bufferShape(mlir::RankedTensorType type) {
   return shape;
 }
 
+// A compiled pipeline besides its code: what the disk cache keeps beside its object.
+struct PipelineInfo {
+  std::string name;               // the kernel's (of identical kernels, the first compiled)
+  size_t loopNests = 0;           // separate loop nests: output Funcs
+  std::vector<size_t> resultOf;   // resultOf[j]: the kernel result output buffer j holds
+  std::string schedule;           // one line, for KILN_LOG=compile
+  std::string lowered;            // Halide's lowered statement, for KILN_DUMP_IR
+
+  std::string function() const { return "kiln_halide_" + name; }
+
+  static constexpr std::string_view kFormat = "kiln-halide-kernel/1";
+
+  std::string serialized() const {
+    std::ostringstream out;
+    out << kFormat << "\n" << name << "\n" << loopNests << "\n";
+    for (size_t k : resultOf) out << k << " ";
+    out << "\n" << schedule << "\n" << lowered;
+    return out.str();
+  }
+
+  // nullopt for anything serialized() does not write.
+  static std::optional<PipelineInfo> parse(const std::string& text) {
+    std::istringstream in(text);
+    std::string format, results;
+    PipelineInfo info;
+    if (!std::getline(in, format) || format != kFormat || !std::getline(in, info.name) ||
+        !(in >> info.loopNests) || !in.ignore() || !std::getline(in, results) ||
+        !std::getline(in, info.schedule))
+      return std::nullopt;
+    std::istringstream list(results);
+    for (size_t k; list >> k;) info.resultOf.push_back(k);
+    info.lowered.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return info;
+  }
+};
+
 class HalideKernel final : public ExternalKernel {
  public:
-  // `results` in the pipeline's output order; `resultOf[j]` is the kernel result output
-  // buffer j holds. `loopNests`: how many separate loop nests compute the results.
-  HalideKernel(std::string name, Halide::Module lowered, Halide::Internal::JITModule module,
-               std::vector<BufferShape> operands, std::vector<BufferShape> results,
-               std::vector<size_t> resultOf, size_t loopNests, std::string schedule)
-      : name_(std::move(name)),
-        lowered_(std::move(lowered)),
-        module_(std::move(module)),
-        entry_(module_.argv_function()),
-        operands_(std::move(operands)),
-        results_(std::move(results)),
-        resultOf_(std::move(resultOf)),
-        loopNests_(loopNests),
-        schedule_(std::move(schedule)) {}
+  // `kernel` gives the buffers' shapes; `fromDisk`: its object came from the disk cache.
+  HalideKernel(mlir::func::FuncOp kernel, PipelineInfo info, KernelCode code, bool fromDisk)
+      : info_(std::move(info)), code_(std::move(code)), fromDisk_(fromDisk) {
+    for (mlir::Type type : kernel.getArgumentTypes())
+      operands_.push_back(bufferShape(llvm::cast<mlir::RankedTensorType>(type)));
+    // Output buffers go Func by Func, each Func's Tuple elements in order.
+    for (size_t k : info_.resultOf)
+      results_.push_back(bufferShape(llvm::cast<mlir::RankedTensorType>(kernel.getResultTypes()[k])));
+  }
 
-  size_t loopNests() const { return loopNests_; }
+  size_t loopNests() const { return info_.loopNests; }
 
   void run(void* const* operands, void* const* results) const override {
     std::vector<halide_buffer_t> buffers(operands_.size() + results_.size());
@@ -885,37 +888,30 @@ class HalideKernel final : public ExternalKernel {
       dims[k] = shape.dims;
       halide_buffer_t& b = buffers[k];
       b = halide_buffer_t{};
-      b.host = static_cast<uint8_t*>(in ? operands[k] : results[resultOf_[k - operands_.size()]]);
+      b.host = static_cast<uint8_t*>(in ? operands[k] : results[info_.resultOf[k - operands_.size()]]);
       b.type = shape.type;
       b.dimensions = int32_t(dims[k].size());
       b.dim = dims[k].data();
       argv.push_back(&b);
     }
-    lastError.clear();
-    if (int status = entry_(argv.data()))
-      throw Error::make(SourceLoc::current(), "run compiled", "HALIDE kernel @", name_,
-                        " failed (", status, "): ", lastError);
+    lastError().clear();
+    if (int status = code_.entry(argv.data()))
+      throw Error::make(SourceLoc::current(), "run compiled", "HALIDE kernel @", info_.name,
+                        " failed (", status, "): ", lastError());
   }
 
-  std::string describe() const override { return "@" + name_ + ": " + schedule_; }
-
-  std::string lowered() const override {
-    std::ostringstream out;
-    for (const Halide::Internal::LoweredFunc& f : lowered_.functions())
-      out << "// " << f.name << "\n" << f.body << "\n";
-    return out.str();
+  std::string describe() const override {
+    return "@" + info_.name + ": " + info_.schedule + (fromDisk_ ? " (object from the disk cache)" : "");
   }
+
+  std::string lowered() const override { return info_.lowered; }
 
  private:
-  std::string name_;
-  Halide::Module lowered_;
-  Halide::Internal::JITModule module_;
-  int (*entry_)(const void**);
+  PipelineInfo info_;
+  KernelCode code_;
+  bool fromDisk_;
   std::vector<BufferShape> operands_;
   std::vector<BufferShape> results_;
-  std::vector<size_t> resultOf_;
-  size_t loopNests_;
-  std::string schedule_;
 };
 
 // A kernel's text without its name: kernels of the same ops and types compile once.
@@ -926,19 +922,6 @@ std::string keyOf(mlir::func::FuncOp kernel) {
   for (mlir::Operation& op : kernel.getBody().front())
     op.print(out, mlir::OpPrintingFlags().printGenericOpForm().elideLargeElementsAttrs(0));
   return text;
-}
-
-// The host as Halide 14 sees it, less AVX512_SapphireRapids: Halide infers it from
-// AVX512-BF16 and VNNI, which AMD Zen 4 has, and then emits AVX512-FP16 instructions Zen 4
-// lacks (float16 kernels died of SIGILL there). StrictFloat: IEEE semantics, as the eager
-// kernels have them; without it Halide gives LLVM fast-math flags and the NaN checks of
-// max, min and clamp fold away (clamp(NaN) came out 0.5; HalideParityTest's clamp case).
-Halide::Target jitTarget() {
-  static const Halide::Target target =
-      Halide::get_jit_target_from_environment()
-          .without_feature(Halide::Target::AVX512_SapphireRapids)
-          .with_feature(Halide::Target::StrictFloat);
-  return target;
 }
 
 // KILN_HALIDE_SCHEDULE: "hand" (the default: Translator's schedule) or one of Halide 14's
@@ -990,43 +973,67 @@ std::vector<Halide::Argument> argumentsOf(Translator& translator) {
   return arguments;
 }
 
-std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel) {
-  installHandlers();
+std::atomic<int64_t> kernelsCompiled{0};
+std::atomic<int64_t> kernelsLoaded{0};
+
+std::string loweredText(const Halide::Module& module) {
+  std::ostringstream out;
+  for (const Halide::Internal::LoweredFunc& f : module.functions())
+    out << "// " << f.name << "\n" << f.body << "\n";
+  return out.str();
+}
+
+// `kernel` compiled by Halide. With `cache` enabled, to an object stored there under
+// `diskKey` and linked by Kiln's JIT (as a later process loads it), else by Halide's JIT.
+std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel, const DiskCache& cache,
+                                                  const std::string& diskKey) {
   const std::string choice = scheduleChoice();
   std::unique_ptr<Translator> built = translated(kernel, choice == "hand" ? Schedule::CpuHand : Schedule::CpuAuto);
   Translator& translator = *built;
-  const std::vector<Halide::Argument> arguments = argumentsOf(translator);
-  const std::string name = kernel.getSymName().str();
+  PipelineInfo info;
+  info.name = kernel.getSymName().str();
+  info.loopNests = translator.outputs().size();
+  const auto& slots = translator.resultSlots();
+  for (size_t g = 0; g < translator.outputs().size(); ++g)
+    for (size_t k = 0; k < slots.size(); ++k)
+      if (slots[k].first == g) info.resultOf.push_back(k);
+  info.schedule = choice == "hand" ? translator.scheduled() : "autoscheduled by " + choice;
+  if (info.schedule.empty()) info.schedule = "serial";
   Halide::Pipeline pipeline(translator.outputs());
-  Halide::Target target = jitTarget();
   if (choice != "hand") {
     loadAutoscheduler(choice);
     setEstimates(translator.inputs(), kernel, translator.outputs(), translator.outputShapes());
     const Halide::MachineParams machine(std::max(1, kiln::get_num_threads()), 32u << 20, 40);
-    pipeline.auto_schedule(choice, target, machine);
+    pipeline.auto_schedule(choice, cpuTarget(), machine);
   }
-  Halide::Module module = pipeline.compile_to_module(arguments, "kiln_halide_" + name, target);
-  Halide::Internal::JITModule jit(module, module.get_function_by_name("kiln_halide_" + name), {});
-  std::vector<BufferShape> operands, results;
-  for (mlir::Type type : kernel.getArgumentTypes())
-    operands.push_back(bufferShape(llvm::cast<mlir::RankedTensorType>(type)));
-  // Output buffers go Func by Func, each Func's Tuple elements in order.
-  const auto& slots = translator.resultSlots();
-  std::vector<size_t> resultOf;
-  for (size_t g = 0; g < translator.outputs().size(); ++g)
-    for (size_t k = 0; k < slots.size(); ++k)
-      if (slots[k].first == g) resultOf.push_back(k);
-  for (size_t k : resultOf)
-    results.push_back(bufferShape(llvm::cast<mlir::RankedTensorType>(kernel.getResultTypes()[k])));
-  std::string schedule = choice == "hand" ? translator.scheduled() : "autoscheduled by " + choice;
-  if (schedule.empty()) schedule = "serial";
-  return std::make_shared<HalideKernel>(name, module, std::move(jit), std::move(operands),
-                                        std::move(results), std::move(resultOf),
-                                        translator.outputs().size(), schedule);
+  const std::string function = info.function();
+  // The runtime is the standalone one, linked once per process, when the kernel is an object.
+  const Halide::Target target =
+      cache.enabled() ? cpuTarget().with_feature(Halide::Target::NoRuntime) : cpuTarget();
+  Halide::Module module = pipeline.compile_to_module(argumentsOf(translator), function, target);
+  info.lowered = loweredText(module);
+  ++kernelsCompiled;
+  if (!cache.enabled()) return std::make_shared<HalideKernel>(kernel, std::move(info), jitCode(module, function), false);
+  const std::string object = objectOf(module);
+  cache.store(diskKey, {info.serialized(), object});
+  return std::make_shared<HalideKernel>(kernel, std::move(info), objectCode(object, function, cache), false);
+}
+
+// The object compileKernel stored under `diskKey`, linked; null where there is none (or it
+// is corrupt: DiskCache checks and removes it).
+std::shared_ptr<const HalideKernel> loadKernel(mlir::func::FuncOp kernel, const DiskCache& cache,
+                                               const std::string& diskKey) {
+  std::optional<CacheEntry> entry = cache.load(diskKey);
+  std::optional<PipelineInfo> info = entry ? PipelineInfo::parse(entry->module) : std::nullopt;
+  if (!info) return nullptr;
+  const std::string function = info->function();
+  KernelCode code = objectCode(entry->object, function, cache);
+  ++kernelsLoaded;
+  return std::make_shared<HalideKernel>(kernel, std::move(*info), std::move(code), true);
 }
 
 // Halide's CUDA target for ahead-of-time compiling: the host (less AVX512_SapphireRapids,
-// as jitTarget) with CUDA at compute capability 8.0, Halide 14's highest but 8.6 (its PTX
+// as cpuTarget) with CUDA at compute capability 8.0, Halide 14's highest but 8.6 (its PTX
 // says .target sm_80, which ptxas assembles for sm_80 and, forward, for sm_90; sm_86's
 // would not assemble for sm_80), and StrictFloat as on the CPU.
 Halide::Target cudaTarget() {
@@ -1098,6 +1105,7 @@ class HalideKernels final : public KernelCodegen {
   std::string_view name() const override { return "HALIDE"; }
 
   std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace,
+                                                const DiskCache& cache,
                                                 std::string& why) const override {
     std::string key;
     try {
@@ -1113,7 +1121,10 @@ class HalideKernels final : public KernelCodegen {
     }
     try {
       if (!compiled) {
-        compiled = compileKernel(kernel);
+        const std::string diskKey =
+            cache.enabled() ? DiskCache::keyOf({PipelineInfo::kFormat, compilerIdentity(), key}) : "";
+        compiled = loadKernel(kernel, cache, diskKey);
+        if (!compiled) compiled = compileKernel(kernel, cache, diskKey);
         std::lock_guard lock(mutex_);
         cache_.emplace(key, compiled);
       }
@@ -1129,6 +1140,11 @@ class HalideKernels final : public KernelCodegen {
     return nullptr;
   }
 
+  void forget() const {
+    std::lock_guard lock(mutex_);
+    cache_.clear();
+  }
+
  private:
   // Compiled pipelines by kernel text, for the life of the process.
   mutable std::mutex mutex_;
@@ -1140,6 +1156,13 @@ class HalideKernels final : public KernelCodegen {
 const KernelCodegen& halideKernels() {
   static const HalideKernels generator;
   return generator;
+}
+
+HalideCounts halideCounts() { return {kernelsCompiled, kernelsLoaded, runtimesCompiled()}; }
+
+void forgetHalideKernels() {
+  static_cast<const HalideKernels&>(halideKernels()).forget();
+  forgetStandaloneRuntime();
 }
 
 }  // namespace kiln::runtime::halide

@@ -1,11 +1,14 @@
 // HALIDE's kernel generator (runtime/KernelCodegen.h): each fused kernel of kiln-fuse as one
 // Halide 14 pipeline (elementwise ops as Funcs, broadcasts and transposes as index maps,
 // reductions as RDoms, row reductions computed per row of their consumer), vectorized to
-// the host's width, parallel over rows on Kiln's thread pool, JIT-compiled and cached in
-// memory by kernel text. A kernel with an op or type it does not translate is declined
-// (MLIR lowers it).
+// the host's width, parallel over rows on Kiln's thread pool, cached in memory by kernel
+// text. With the disk cache, each is compiled to an object kept there (beside Halide's
+// standalone runtime) and linked by Kiln's JIT, so another process loads it without
+// Halide; with KILN_CACHE_DIR=off, Halide's JIT compiles it. A kernel with an op or type it
+// does not translate is declined (MLIR lowers it).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +18,18 @@
 namespace kiln::runtime::halide {
 
 const KernelCodegen& halideKernels();
+
+// For tests, in this process: kernels Halide compiled, kernels loaded from the disk cache,
+// and standalone runtimes Halide compiled.
+struct HalideCounts {
+  int64_t compiled = 0;
+  int64_t loaded = 0;
+  int64_t runtimesCompiled = 0;
+};
+HalideCounts halideCounts();
+// For tests: forgets the kernels cached in memory and the process's standalone runtime, so
+// the next compile goes to the disk cache as a new process would.
+void forgetHalideKernels();
 
 // HALIDE on CUDA (issue 22, first slice: code generation only). The same Funcs as the CPU
 // pipeline, scheduled for the GPU (gpu_blocks/gpu_threads: a thread per element, a block

@@ -1,21 +1,25 @@
 // Executable with the disk cache, IR dumps and pipeline failures: a second compile of the
 // same function loads it, a corrupt entry is rebuilt, KILN_DUMP_IR writes every stage, and
-// a failing pass is a CompileError naming it and the file holding its IR.
+// a failing pass is a CompileError naming it and the file holding its IR; HALIDE's kernels
+// and runtime are objects in the cache, loaded by a later process without Halide.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include "dialect/KilnDialect.h"
 #include "kiln/core/Ops.h"
+#include "kiln/core/Random.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "runtime/Executable.h"
+#include "runtime/halide/HalideKernels.h"
 #include "test/unit/runtime/RuntimeTestSupport.h"
 
 namespace kiln::runtime {
@@ -48,9 +52,11 @@ struct Parsed {
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
 
-std::shared_ptr<const Executable> compile(const char* source, const DiskCache& cache) {
+std::shared_ptr<const Executable> compile(const char* source, const DiskCache& cache,
+                                          const KernelCodegen* kernels = nullptr) {
   Parsed parsed(source);
-  return Executable::compile(parsed.main(), nullptr, "test", SourceLoc::current(), &cache);
+  return Executable::compile(parsed.main(), nullptr, "test", SourceLoc::current(), &cache, {},
+                             kernels);
 }
 
 TEST(ExecutableCacheTest, ASecondCompileLoadsFromTheDiskCache) {
@@ -79,6 +85,132 @@ TEST(ExecutableCacheTest, ACorruptEntryIsReportedAndRebuilt) {
   Tensor x = randn({4, 8});
   EXPECT_TRUE(allclose(rebuilt->run(std::vector<Tensor>{x})[0], exp(sub(x, amax(x, {1}, true))), 1e-5, 1e-6));
   EXPECT_TRUE(compile(kProgram, cache)->loadedFromCache()) << "the rebuild stored a good entry";
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Fused kernels for HALIDE: a softmax's row kernels and an elementwise chain.
+constexpr const char* kHalideProgram = R"mlir(
+func.func @main(%x: tensor<64x40xf32> {kiln.input = 0 : i64}, %w: tensor<40xf32> {kiln.input = 1 : i64})
+    -> (tensor<64x40xf32> {kiln.output = 0 : i64}, tensor<64x40xf32> {kiln.output = 1 : i64}) {
+  %m = kiln.reduce max %x, dims = [1] keep_dims : tensor<64x40xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [64, 40] : tensor<64x1xf32>
+  %e = kiln.exp %x : tensor<64x40xf32>
+  %d = kiln.sub %x, %mb : tensor<64x40xf32>
+  %ed = kiln.exp %d : tensor<64x40xf32>
+  %s = kiln.reduce sum %ed, dims = [1] keep_dims : tensor<64x40xf32>
+  %sb = kiln.broadcast_in_dim %s, dims = [0, 1], shape = [64, 40] : tensor<64x1xf32>
+  %p = kiln.div %ed, %sb : tensor<64x40xf32>
+  %wb = kiln.broadcast_in_dim %w, dims = [1], shape = [64, 40] : tensor<40xf32>
+  %t = kiln.tanh %e : tensor<64x40xf32>
+  %u = kiln.mul %t, %wb : tensor<64x40xf32>
+  return %p, %u : tensor<64x40xf32>, tensor<64x40xf32>
+}
+)mlir";
+
+// The program's results on fixed inputs, with NaN and infinity among them.
+std::vector<Tensor> halideResults(const std::shared_ptr<const Executable>& program) {
+  manual_seed(7);
+  Tensor x = randn({64, 40}), w = randn({40});
+  x.data_ptr<float>()[3 * 40 + 5] = std::numeric_limits<float>::quiet_NaN();
+  x.data_ptr<float>()[9 * 40 + 1] = std::numeric_limits<float>::infinity();
+  return program->run(std::vector<Tensor>{x, w});
+}
+
+// Bit for bit (NaN matching NaN), every result.
+void expectIdentical(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(equal(a[k], b[k])) << "result " << k;
+}
+
+// Entries of `cache` whose bytes hold `marker`: HALIDE's kernels or its runtime.
+std::vector<std::string> entriesHolding(const DiskCache& cache, const std::string& marker) {
+  std::vector<std::string> paths;
+  for (const auto& f : std::filesystem::directory_iterator(cache.directory())) {
+    std::ifstream in(f.path(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.find(marker) != std::string::npos) paths.push_back(f.path());
+  }
+  return paths;
+}
+
+// Flips a byte near the end of `path` (in the object), leaving its size as it was.
+void flipAByte(const std::string& path) {
+  std::fstream file(path, std::ios::binary | std::ios::in | std::ios::out);
+  file.seekg(-100, std::ios::end);
+  char byte = 0;
+  file.get(byte);
+  file.seekp(-100, std::ios::end);
+  file.put(char(byte ^ 0x5a));
+}
+
+// A second process (here: the same one, its in-memory kernels and Halide runtime forgotten)
+// compiling the program again with the same KILN_CACHE_DIR loads HALIDE's objects and runs
+// no Halide compile; results are the first process's and Halide's JIT's, bit for bit.
+TEST(ExecutableCacheTest, HalideKernelsAreLoadedFromTheDiskCacheWithoutHalide) {
+  DiskCache cache(freshDirectory("halide-warm"));
+  halide::forgetHalideKernels();
+  const halide::HalideCounts start = halide::halideCounts();
+  auto cold = compile(kHalideProgram, cache, &halide::halideKernels());
+  const halide::HalideCounts compiled = halide::halideCounts();
+  const int64_t kernels = compiled.compiled - start.compiled;
+  EXPECT_GE(kernels, 2);
+  EXPECT_EQ(compiled.loaded, start.loaded);
+  EXPECT_EQ(entriesHolding(cache, "kiln-halide-kernel/1").size(), size_t(kernels));
+  EXPECT_EQ(entriesHolding(cache, "kiln-halide-runtime/1").size(), 1u);
+
+  halide::forgetHalideKernels();
+  ::testing::internal::CaptureStderr();
+  setenv("KILN_LOG", "compile", 1);
+  auto warm = compile(kHalideProgram, cache, &halide::halideKernels());
+  unsetenv("KILN_LOG");
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  const halide::HalideCounts loaded = halide::halideCounts();
+  EXPECT_TRUE(warm->loadedFromCache());
+  EXPECT_EQ(loaded.compiled, compiled.compiled) << "a warm start ran Halide's compiler";
+  EXPECT_EQ(loaded.runtimesCompiled, compiled.runtimesCompiled);
+  EXPECT_EQ(loaded.loaded - compiled.loaded, kernels);
+  EXPECT_EQ(count(log, "(object from the disk cache)"), size_t(kernels)) << log;
+
+  // KILN_CACHE_DIR=off: Halide's JIT compiles the same pipelines.
+  auto jit = compile(kHalideProgram, DiskCache(""), &halide::halideKernels());
+  const std::vector<Tensor> first = halideResults(cold);
+  expectIdentical(halideResults(warm), first);
+  expectIdentical(halideResults(jit), first);
+}
+
+// A corrupt kernel object or runtime in the cache is reported, Halide compiles it again, and
+// the results are the same.
+TEST(ExecutableCacheTest, ACorruptHalideObjectIsRecompiled) {
+  DiskCache cache(freshDirectory("halide-corrupt"));
+  halide::forgetHalideKernels();
+  const std::vector<Tensor> first = halideResults(compile(kHalideProgram, cache, &halide::halideKernels()));
+  const std::vector<std::string> objects = entriesHolding(cache, "kiln-halide-kernel/1");
+  const int64_t kernels = int64_t(objects.size());
+  EXPECT_GE(kernels, 2);
+  for (const std::string& path : objects) flipAByte(path);
+  for (const std::string& path : entriesHolding(cache, "kiln-halide-runtime/1")) flipAByte(path);
+
+  halide::forgetHalideKernels();
+  const halide::HalideCounts before = halide::halideCounts();
+  ::testing::internal::CaptureStderr();
+  auto rebuilt = compile(kHalideProgram, cache, &halide::halideKernels());
+  const std::string report = ::testing::internal::GetCapturedStderr();
+  const halide::HalideCounts after = halide::halideCounts();
+  EXPECT_TRUE(rebuilt->loadedFromCache()) << "the plan's own entry was not touched";
+  EXPECT_EQ(after.compiled - before.compiled, kernels);
+  EXPECT_EQ(after.runtimesCompiled - before.runtimesCompiled, 1);
+  EXPECT_EQ(after.loaded, before.loaded);
+  EXPECT_EQ(count(report, "checksum mismatch"), size_t(kernels) + 1) << report;
+  expectIdentical(halideResults(rebuilt), first);
+
+  halide::forgetHalideKernels();
+  compile(kHalideProgram, cache, &halide::halideKernels());
+  EXPECT_EQ(halide::halideCounts().loaded - after.loaded, kernels) << "the rebuild stored good entries";
 }
 
 TEST(ExecutableCacheTest, KilnDumpIrWritesEveryStage) {
@@ -117,12 +249,6 @@ std::string loweredIrOf(const char* source, const std::string& name) {
       return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     }
   return "";
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 // A fused elementwise kernel computes straight into the buffer the host planned for its

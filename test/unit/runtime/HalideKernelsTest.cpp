@@ -30,6 +30,9 @@ class HalideKernelsTest : public ::testing::Test {
 
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  // Kernels go through the disk cache, as HALIDE compiles them by default: compiled to
+  // objects and linked beside Halide's standalone runtime.
+  DiskCache cache{std::string(::testing::TempDir()) + "/halide-kernels"};
 };
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -43,7 +46,7 @@ TEST_F(HalideKernelsTest, ElementwiseKernelsFollowTheEagerNaNRules) {
       return %m, %e : tensor<2x3xf32>, tensor<2x3xi1>
     })mlir");
   std::string why;
-  auto compiled = halideKernels().compile(kernel, /*inPlace=*/false, why);
+  auto compiled = halideKernels().compile(kernel, /*inPlace=*/false, cache, why);
   ASSERT_TRUE(compiled) << why;
   std::vector<float> a = {1, kNaN, 3, -0.0f, 5, 2}, b = {2, 1, kNaN, 0.0f, 4, 2}, max(6);
   std::vector<uint8_t> eq(6, 7);
@@ -65,7 +68,7 @@ TEST_F(HalideKernelsTest, LoweredIsHalidesStatement) {
       return %e : tensor<64x64xf32>
     })mlir");
   std::string why;
-  auto compiled = halideKernels().compile(kernel, false, why);
+  auto compiled = halideKernels().compile(kernel, false, cache, why);
   ASSERT_TRUE(compiled) << why;
   const std::string stmt = compiled->lowered();
   EXPECT_NE(stmt.find("kiln_halide_dumped"), std::string::npos) << stmt;
@@ -82,7 +85,7 @@ TEST_F(HalideKernelsTest, Float32SumsPairAsTheEagerKernels) {
       return %s : tensor<f32>
     })mlir");
   std::string why;
-  auto compiled = halideKernels().compile(kernel, false, why);
+  auto compiled = halideKernels().compile(kernel, false, cache, why);
   ASSERT_TRUE(compiled) << why;
   std::vector<float> a(40, 0.0f);
   a[0] = 1e8f;   // pairs with a[16]
@@ -103,7 +106,7 @@ TEST_F(HalideKernelsTest, WhatItDoesNotTranslateItDeclinesWithAReason) {
       return %g : tensor<4xf64>
     })mlir");
   std::string why;
-  EXPECT_FALSE(halideKernels().compile(gelu64, false, why));
+  EXPECT_FALSE(halideKernels().compile(gelu64, false, cache, why));
   EXPECT_EQ(why, "kiln.gelu on other than f32 math");
 
   // Results of two shapes are two loop nests: with one written over an operand, the second
@@ -115,8 +118,8 @@ TEST_F(HalideKernelsTest, WhatItDoesNotTranslateItDeclinesWithAReason) {
       %s = kiln.reduce sum %a, dims = [1] : tensor<4x3xf32>
       return %n, %s : tensor<4x3xf32>, tensor<4xf32>
     })mlir");
-  EXPECT_TRUE(halideKernels().compile(twoShapes, /*inPlace=*/false, why));
-  EXPECT_FALSE(halideKernels().compile(twoShapes, /*inPlace=*/true, why));
+  EXPECT_TRUE(halideKernels().compile(twoShapes, /*inPlace=*/false, cache, why));
+  EXPECT_FALSE(halideKernels().compile(twoShapes, /*inPlace=*/true, cache, why));
   EXPECT_EQ(why, "results of different shapes (separate loop nests) with one written over an "
                  "operand");
 }
@@ -136,7 +139,7 @@ TEST_F(HalideKernelsTest, AnAutoschedulerGivesTheSameValues) {
   auto run = [&](const char* schedule) {
     setenv("KILN_HALIDE_SCHEDULE", schedule, 1);
     std::string why;
-    auto compiled = halideKernels().compile(kernel, false, why);
+    auto compiled = halideKernels().compile(kernel, false, cache, why);
     unsetenv("KILN_HALIDE_SCHEDULE");
     EXPECT_TRUE(compiled) << schedule << ": " << why;
     std::vector<float> sums(8, -1);
@@ -154,7 +157,7 @@ TEST_F(HalideKernelsTest, AnAutoschedulerGivesTheSameValues) {
 
   setenv("KILN_HALIDE_SCHEDULE", "Fastest", 1);
   std::string why;
-  EXPECT_FALSE(halideKernels().compile(kernel, false, why));
+  EXPECT_FALSE(halideKernels().compile(kernel, false, cache, why));
   unsetenv("KILN_HALIDE_SCHEDULE");
   EXPECT_EQ(why, "KILN_HALIDE_SCHEDULE must be hand, Mullapudi2016, Adams2019 or Li2018, not "
                  "'Fastest'");
@@ -172,7 +175,7 @@ TEST_F(HalideKernelsTest, ResultsOfOneShapeReadOperandsBeforeAnyIsWritten) {
       return %o, %u : tensor<37xf32>, tensor<37xf32>
     })mlir");
   std::string why;
-  auto compiled = halideKernels().compile(kernel, /*inPlace=*/true, why);
+  auto compiled = halideKernels().compile(kernel, /*inPlace=*/true, cache, why);
   ASSERT_TRUE(compiled) << why;
   std::vector<float> s(37), x(37, 1.0f), out(37);
   for (int i = 0; i < 37; ++i) s[size_t(i)] = float(i);
