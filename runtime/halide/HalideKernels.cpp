@@ -1109,7 +1109,10 @@ class HalideKernels final : public KernelCodegen {
                                                 std::string& why) const override {
     std::string key;
     try {
-      key = scheduleChoice() + "\n" + keyOf(kernel);
+      // An autoscheduler's choice depends on the thread count it is given (compileKernel).
+      const std::string choice = scheduleChoice();
+      const std::string threads = choice == "hand" ? "" : " " + std::to_string(std::max(1, kiln::get_num_threads()));
+      key = choice + threads + "\n" + keyOf(kernel);
     } catch (const Declined& declined) {
       why = declined.why;
       return nullptr;

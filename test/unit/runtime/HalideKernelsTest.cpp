@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dialect/KilnDialect.h"
+#include "kiln/core/ThreadPool.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -161,6 +162,29 @@ TEST_F(HalideKernelsTest, AnAutoschedulerGivesTheSameValues) {
   unsetenv("KILN_HALIDE_SCHEDULE");
   EXPECT_EQ(why, "KILN_HALIDE_SCHEDULE must be hand, Mullapudi2016, Adams2019 or Li2018, not "
                  "'Fastest'");
+}
+
+// An autoscheduler's schedule depends on the thread count it is told, so a kernel cached
+// under one count is not reused under another (in memory or on disk).
+TEST_F(HalideKernelsTest, AutoscheduledKernelsAreCachedPerThreadCount) {
+  auto kernel = parse(R"mlir(
+    func.func private @k(%a: tensor<8x24xf32>) -> tensor<8x24xf32> attributes {kiln.kernel = "fusion"} {
+      %e = kiln.exp %a : tensor<8x24xf32>
+      return %e : tensor<8x24xf32>
+    })mlir");
+  const int threads = kiln::get_num_threads();
+  setenv("KILN_HALIDE_SCHEDULE", "Mullapudi2016", 1);
+  std::string why;
+  kiln::set_num_threads(1);
+  EXPECT_TRUE(halideKernels().compile(kernel, false, cache, why)) << why;
+  const int64_t compiled = halideCounts().compiled + halideCounts().loaded;
+  EXPECT_TRUE(halideKernels().compile(kernel, false, cache, why)) << why;
+  EXPECT_EQ(halideCounts().compiled + halideCounts().loaded, compiled) << "the same count: cached";
+  kiln::set_num_threads(2);
+  EXPECT_TRUE(halideKernels().compile(kernel, false, cache, why)) << why;
+  EXPECT_EQ(halideCounts().compiled + halideCounts().loaded, compiled + 1) << "another count: not";
+  kiln::set_num_threads(threads);
+  unsetenv("KILN_HALIDE_SCHEDULE");
 }
 
 // Results of one shape are computed in one loop nest, so a result written over its operand
