@@ -429,17 +429,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b, const SourceL
                    {}, loc);
 }
 
-Tensor scalarOperand(const Tensor& like, double value, ScalarKind kind, const SourceLoc& loc) {
+Tensor scalarOperand(const Tensor& like, const Scalar& value, const SourceLoc& loc) {
+  DType dtype = resultTypeWithScalar(like.dtype(), value.kind());
   detail::FactoryDeviceGuard onDevice(like.device());
-  return scalar_tensor(value, resultTypeWithScalar(like.dtype(), kind), loc);
-}
-
-// Integral scalars keep all 64 bits when the result is integral (2^53 + 1 stays exact).
-Tensor scalarOperand(const Tensor& like, int64_t value, ScalarKind kind, const SourceLoc& loc) {
-  DType dtype = resultTypeWithScalar(like.dtype(), kind);
-  detail::FactoryDeviceGuard onDevice(like.device());
-  if (isFloatingPoint(dtype)) return scalar_tensor(double(value), dtype, loc);
-  return full({}, value, dtype, loc);
+  if (value.isIntegral(false) && !isFloatingPoint(dtype)) return full({}, value.toLong(), dtype, loc);
+  return scalar_tensor(value.toDouble(), dtype, loc);
 }
 
 }  // namespace kiln

@@ -1,4 +1,5 @@
 // The fill op of the op table (kiln.constant splat) and the public factories.
+#include <algorithm>
 #include <cstring>
 
 #include "frontend/core/kernels/Map.h"
@@ -32,11 +33,17 @@ const OpDef kFull{"full", "kiln.constant", factoryShape, fullKernel, nullptr, nu
 
 }  // namespace ops
 
+Tensor detail::withRequiresGrad(Tensor x, const TensorOptions& options, const SourceLoc& loc) {
+  if (options.requires_grad()) x.requires_grad_(true, loc);
+  return x;
+}
+
 Tensor full(Shape shape, double value, TensorOptions options, const SourceLoc& loc) {
   detail::FactoryDeviceGuard onDevice(options.device());
-  return dispatch1(ops::kFull, {},
-                   {{"shape", std::move(shape)}, {"value", value}, {"dtype", options.dtype_or(kFloat32)}},
-                   loc);
+  Tensor x = dispatch1(ops::kFull, {},
+                       {{"shape", std::move(shape)}, {"value", value}, {"dtype", options.dtype_or(kFloat32)}},
+                       loc);
+  return detail::withRequiresGrad(std::move(x), options, loc);
 }
 Tensor detail::fullExact(Shape shape, int64_t value, DType dtype, const SourceLoc& loc) {
   return dispatch1(ops::kFull, {}, {{"shape", std::move(shape)}, {"value", value}, {"dtype", dtype}},
@@ -57,7 +64,7 @@ Tensor scalar_tensor(double value, DType dtype, const SourceLoc& loc) {
   return full({}, value, TensorOptions(dtype).device(detail::factoryDevice()), loc);
 }
 
-template <Scalar T>
+template <Arithmetic T>
 Tensor tensor(const std::vector<T>& values, std::optional<Shape> shape, const SourceLoc& loc) {
   Shape resolved = shape.value_or(Shape{int64_t(values.size())});
   if (numel(resolved) != int64_t(values.size()))
@@ -76,6 +83,45 @@ template Tensor tensor(const std::vector<double>&, std::optional<Shape>, const S
 template Tensor tensor(const std::vector<int32_t>&, std::optional<Shape>, const SourceLoc&);
 template Tensor tensor(const std::vector<int64_t>&, std::optional<Shape>, const SourceLoc&);
 template Tensor tensor(const std::vector<bool>&, std::optional<Shape>, const SourceLoc&);
+
+namespace detail {
+
+TensorDataContainer::TensorDataContainer(std::initializer_list<TensorDataContainer> list)
+    : shape_{int64_t(list.size())}, kind_(ScalarKind::Bool) {
+  if (list.size() == 0) kind_ = ScalarKind::Floating;  // torch::tensor({}) is float, [0]
+  for (const TensorDataContainer& item : list) {
+    if (!item.error_.empty() && error_.empty()) error_ = item.error_;
+    if (item.shape_ != list.begin()->shape_ && error_.empty())
+      error_ = "a nested list is ragged: an element of shape " + formatShape(item.shape_) +
+               " beside one of shape " + formatShape(list.begin()->shape_);
+    kind_ = std::max(kind_, item.kind_);
+    values_.insert(values_.end(), item.values_.begin(), item.values_.end());
+  }
+  if (list.size() > 0) shape_.insert(shape_.end(), list.begin()->shape_.begin(), list.begin()->shape_.end());
+}
+
+}  // namespace detail
+
+// The values go through the vector factory of their kind, then to the dtype and device asked.
+Tensor tensor(const detail::TensorDataContainer& data, TensorOptions options, const SourceLoc& loc) {
+  if (!data.error().empty()) throw ShapeError::make(loc, "tensor", data.error());
+  Tensor x;
+  if (data.kind() == ScalarKind::Floating) {
+    std::vector<double> values;
+    for (const Scalar& v : data.values()) values.push_back(v.toDouble());
+    x = tensor(values, data.shape(), loc).to(options.dtype_or(kDefaultFloat), loc);
+  } else if (data.kind() == ScalarKind::Integral) {
+    std::vector<int64_t> values;
+    for (const Scalar& v : data.values()) values.push_back(v.toLong());
+    x = tensor(values, data.shape(), loc).to(options.dtype_or(kInt64), loc);
+  } else {
+    std::vector<bool> values;
+    for (const Scalar& v : data.values()) values.push_back(v.toBool());
+    x = tensor(values, data.shape(), loc).to(options.dtype_or(kBool), loc);
+  }
+  if (x.device() != options.device()) x = x.to(options.device(), loc);
+  return detail::withRequiresGrad(std::move(x), options, loc);
+}
 
 Tensor from_blob(void* data, Shape shape, DType dtype, const SourceLoc& loc) {
   const int64_t n = checkedNumel(shape, "from_blob", loc);

@@ -209,8 +209,8 @@ Tensor clamp(const Tensor& x, std::optional<double> min, std::optional<double> m
   if (!min && !max)
     throw Error::make(loc, "clamp", "at least one of min and max must be given");
   auto bound = [&](double v) {
-    bool integral = !x.is_floating_point() && v == std::floor(v);
-    return scalarOperand(x, v, integral ? ScalarKind::Integral : ScalarKind::Floating, loc);
+    bool integral = !x.is_floating_point() && v == std::floor(v) && std::abs(v) < 0x1p63;
+    return integral ? scalarOperand(x, int64_t(v), loc) : scalarOperand(x, v, loc);
   };
   Tensor y = x;
   if (min) {
@@ -249,7 +249,7 @@ Tensor log_softmax(const Tensor& x, int64_t dim, const SourceLoc& loc) {
 // ---- statistics ---------------------------------------------------------------------------
 
 // Two passes (mean, then squared deviations): no cancellation, and every step an op.
-Tensor var(const Tensor& x, Shape dims, int64_t correction, bool keepdim, const SourceLoc& loc) {
+Tensor var(const Tensor& x, Dims dims, int64_t correction, bool keepdim, const SourceLoc& loc) {
   requireFloating("var", "input", x, loc);
   auto [reduced, count] = reducedDims("var", x, std::move(dims), loc);
   Tensor deviation = sub(x, mean(x, reduced, true, loc), loc);
@@ -258,7 +258,7 @@ Tensor var(const Tensor& x, Shape dims, int64_t correction, bool keepdim, const 
 }
 
 // sqrt through a select, so a zero variance gets gradient 0 rather than 0·∞ = NaN.
-Tensor std(const Tensor& x, Shape dims, int64_t correction, bool keepdim, const SourceLoc& loc) {
+Tensor std(const Tensor& x, Dims dims, int64_t correction, bool keepdim, const SourceLoc& loc) {
   requireFloating("std", "input", x, loc);
   Tensor v = var(x, std::move(dims), correction, keepdim, loc);
   Tensor isZero = eq(v, 0.0, loc);

@@ -57,7 +57,7 @@ Tensor scaledOperand(const char* op, const Tensor& self, const Tensor& other, do
                           " operands (got ", alpha, "; other has shape ", other.sizes(), ")");
   Tensor x = convert(other, result, loc);
   if (isFloatingPoint(result)) return mul(x, alpha, loc);
-  return mul(x, scalarOperand(x, int64_t(alpha), ScalarKind::Integral, loc), loc);
+  return mul(x, scalarOperand(x, int64_t(alpha), loc), loc);
 }
 
 }  // namespace
@@ -84,11 +84,11 @@ Tensor& Tensor::div_(const Tensor& other, const SourceLoc& loc) {
 
 // A double is a floating scalar, as a Python float: int tensors reject it (PyTorch does).
 Tensor& Tensor::add_(double other, const SourceLoc& loc) {
-  return add_(scalarOperand(*this, other, ScalarKind::Floating, loc), 1.0, loc);
+  return add_(scalarOperand(*this, other, loc), 1.0, loc);
 }
 
 Tensor& Tensor::mul_(double other, const SourceLoc& loc) {
-  return mul_(scalarOperand(*this, other, ScalarKind::Floating, loc), loc);
+  return mul_(scalarOperand(*this, other, loc), loc);
 }
 
 Tensor& Tensor::copy_(const Tensor& src, const SourceLoc& loc) {

@@ -230,12 +230,14 @@ Tensor argExtreme(const char* op, const Tensor& x, int64_t dim, bool keepdim, bo
 
 }  // namespace
 
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim, const SourceLoc& loc) {
-  return argExtreme("argmax", x, dim, keepdim, true, loc);
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim, bool keepdim, const SourceLoc& loc) {
+  if (!dim) return argExtreme("argmax", x.reshape({-1}, loc), 0, false, true, loc);
+  return argExtreme("argmax", x, *dim, keepdim, true, loc);
 }
 
-Tensor argmin(const Tensor& x, int64_t dim, bool keepdim, const SourceLoc& loc) {
-  return argExtreme("argmin", x, dim, keepdim, false, loc);
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim, bool keepdim, const SourceLoc& loc) {
+  if (!dim) return argExtreme("argmin", x.reshape({-1}, loc), 0, false, false, loc);
+  return argExtreme("argmin", x, *dim, keepdim, false, loc);
 }
 
 }  // namespace kiln

@@ -151,13 +151,15 @@ void requireFloating(const char* op, DType dtype, const SourceLoc& loc) {
 Tensor rand(Shape shape, TensorOptions options, const SourceLoc& loc) {
   const DType dtype = options.dtype_or(kFloat32);
   requireFloating("rand", dtype, loc);
-  return sample("uniform", std::move(shape), dtype, 0.0, 1.0, options.device(), loc);
+  return detail::withRequiresGrad(
+      sample("uniform", std::move(shape), dtype, 0.0, 1.0, options.device(), loc), options, loc);
 }
 
 Tensor randn(Shape shape, TensorOptions options, const SourceLoc& loc) {
   const DType dtype = options.dtype_or(kFloat32);
   requireFloating("randn", dtype, loc);
-  return sample("normal", std::move(shape), dtype, 0.0, 1.0, options.device(), loc);
+  return detail::withRequiresGrad(
+      sample("normal", std::move(shape), dtype, 0.0, 1.0, options.device(), loc), options, loc);
 }
 
 Tensor bernoulli(Shape shape, double p, TensorOptions options, const SourceLoc& loc) {

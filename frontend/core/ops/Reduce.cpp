@@ -319,13 +319,13 @@ Tensor widenIntegral(const Tensor& x, const SourceLoc& loc) {
 
 }  // namespace
 
-Tensor sum(const Tensor& x, Shape dims, bool keepdim, const SourceLoc& loc) {
+Tensor sum(const Tensor& x, Dims dims, bool keepdim, const SourceLoc& loc) {
   return reduce("sum", "sum", widenIntegral(x, loc), std::move(dims), keepdim, loc);
 }
-Tensor prod(const Tensor& x, Shape dims, bool keepdim, const SourceLoc& loc) {
+Tensor prod(const Tensor& x, Dims dims, bool keepdim, const SourceLoc& loc) {
   return reduce("prod", "prod", widenIntegral(x, loc), std::move(dims), keepdim, loc);
 }
-Tensor mean(const Tensor& x, Shape dims, bool keepdim, const SourceLoc& loc) {
+Tensor mean(const Tensor& x, Dims dims, bool keepdim, const SourceLoc& loc) {
   return reduce("mean", "mean", x, std::move(dims), keepdim, loc);
 }
 Tensor max(const Tensor& x, const SourceLoc& loc) { return amax(x, {}, false, loc); }
@@ -339,10 +339,10 @@ std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim, const
   return {amin(x, {dim}, keepdim, loc), argmin(x, dim, keepdim, loc)};
 }
 
-Tensor amax(const Tensor& x, Shape dims, bool keepdim, const SourceLoc& loc) {
+Tensor amax(const Tensor& x, Dims dims, bool keepdim, const SourceLoc& loc) {
   return reduce("amax", "max", x, std::move(dims), keepdim, loc);
 }
-Tensor amin(const Tensor& x, Shape dims, bool keepdim, const SourceLoc& loc) {
+Tensor amin(const Tensor& x, Dims dims, bool keepdim, const SourceLoc& loc) {
   return reduce("amin", "min", x, std::move(dims), keepdim, loc);
 }
 

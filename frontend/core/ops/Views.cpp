@@ -361,6 +361,17 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length, const SourceLoc&
   return slice(d, start, start + length, 1, loc);
 }
 
+Tensor Tensor::select(int64_t d, int64_t index, const SourceLoc& loc) const {
+  if (dim() == 0)
+    throw ShapeError::make(loc, "select", "index ", index, " into a 0-d tensor, which has no dims");
+  d = normalizeDim(d, dim(), "select", loc);
+  const int64_t size = sizes()[d];
+  if (index < -size || index >= size)
+    throw ShapeError::make(loc, "select", "index ", index, " is out of range for dim ", d,
+                           " of size ", size, " (shape ", sizes(), ")");
+  return narrow(d, index < 0 ? index + size : index, 1, loc).squeeze(d, loc);
+}
+
 Tensor Tensor::squeeze(int64_t d, const SourceLoc& loc) const {
   d = normalizeDim(d, dim(), "squeeze", loc);
   if (dim() == 0 || sizes()[d] != 1) return *this;

@@ -47,7 +47,7 @@ Tensor BatchNorm2dImpl::forward(const Tensor& x, const SourceLoc& loc) {
   Tensor cumulative;  // the cumulative average's momentum, 1 / num_batches_tracked
   {
     NoGradGuard noGrad;
-    Tensor one = scalarOperand(num_batches_tracked, int64_t(1), ScalarKind::Integral, loc);
+    Tensor one = scalarOperand(num_batches_tracked, int64_t(1), loc);
     num_batches_tracked.add_(one, 1.0, loc);
     // A tensor op on the count, not a read of it: a trace records it (issue 19).
     if (!options.momentum()) cumulative = div(1.0, num_batches_tracked.to(kFloat64, loc), loc);

@@ -35,10 +35,10 @@ Tensor log_softmax(const Tensor& x, int64_t dim, const SourceLoc& loc = SourceLo
 
 // ---- statistics ---------------------------------------------------------------------------
 // Over `dims` (all dims when empty), dividing by max(0, N - correction) as torch.var.
-Tensor var(const Tensor& x, Shape dims = {}, int64_t correction = 1, bool keepdim = false,
+Tensor var(const Tensor& x, Dims dims = {}, int64_t correction = 1, bool keepdim = false,
            const SourceLoc& loc = SourceLoc::current());
 // sqrt(var); the gradient where the result is 0 is 0, as PyTorch.
-Tensor std(const Tensor& x, Shape dims = {}, int64_t correction = 1, bool keepdim = false,
+Tensor std(const Tensor& x, Dims dims = {}, int64_t correction = 1, bool keepdim = false,
            const SourceLoc& loc = SourceLoc::current());
 
 // ---- normalization ------------------------------------------------------------------------

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <concepts>
+#include <initializer_list>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -12,33 +14,7 @@
 
 namespace kiln {
 
-template <class S>
-concept Scalar = std::is_arithmetic_v<S>;
-
 // ---- factories ------------------------------------------------------------------------
-// torch::TensorOptions: the dtype and device a factory makes its tensor with. It converts
-// from either alone, so zeros({2}, kFloat64), randn({4}, kCUDA) and
-// zeros({2}, TensorOptions().dtype(kHalf).device(kCUDA)) read as in LibTorch. A factory
-// given no dtype uses its own default (float32; int64 for randint); given no device, the CPU.
-class TensorOptions {
- public:
-  TensorOptions() = default;
-  TensorOptions(DType dtype) : dtype_(dtype) {}
-  TensorOptions(DeviceType type) : device_(type) {}
-  TensorOptions(Device device) : device_(device) {}
-  TensorOptions dtype(DType dtype) const { TensorOptions o = *this; o.dtype_ = dtype; return o; }
-  TensorOptions device(Device device) const { TensorOptions o = *this; o.device_ = device; return o; }
-  DType dtype_or(DType fallback) const { return dtype_.value_or(fallback); }
-  // The device given, else the factory device: the CPU, or inside an op on a CUDA tensor
-  // that tensor's device (detail::FactoryDeviceGuard), so zeros(shape, x.dtype()) in a
-  // gradient lands where x is.
-  Device device() const { return device_.value_or(detail::factoryDevice()); }
-
- private:
-  std::optional<DType> dtype_;
-  std::optional<Device> device_;
-};
-
 Tensor empty(Shape shape, TensorOptions options = {}, const SourceLoc& loc = SourceLoc::current());
 Tensor full(Shape shape, double value, TensorOptions options = {},
             const SourceLoc& loc = SourceLoc::current());
@@ -51,8 +27,36 @@ Tensor full_like(const Tensor& x, double value, const SourceLoc& loc = SourceLoc
 Tensor scalar_tensor(double value, DType dtype = kFloat32,
                      const SourceLoc& loc = SourceLoc::current());
 // Copies `values` into a new tensor of `shape` (default: 1-d).
-template <Scalar T>
+template <Arithmetic T>
 Tensor tensor(const std::vector<T>& values, std::optional<Shape> shape = std::nullopt,
+              const SourceLoc& loc = SourceLoc::current());
+namespace detail {
+// A scalar or a braced list of them, nested to any depth: torch::tensor's argument
+// (LibTorch's TensorDataContainer). A ragged list is recorded, and tensor() reports it.
+class TensorDataContainer {
+ public:
+  template <Arithmetic T>
+  TensorDataContainer(T value) : values_{Scalar(value)}, kind_(scalarKindOf<T>()) {}  // NOLINT
+  TensorDataContainer(std::initializer_list<TensorDataContainer> list);                  // NOLINT
+  const Shape& shape() const { return shape_; }
+  const std::vector<Scalar>& values() const { return values_; }
+  // The highest kind among the values (bool < integral < floating).
+  ScalarKind kind() const { return kind_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  Shape shape_;
+  std::vector<Scalar> values_;
+  ScalarKind kind_;
+  std::string error_;
+};
+// x with requires_grad set when the options ask for it.
+Tensor withRequiresGrad(Tensor x, const TensorOptions& options, const SourceLoc& loc);
+}  // namespace detail
+// torch::tensor({1.0, 2.0}), tensor({{1, 2}, {3, 4}}), tensor(3.5): the shape is the lists'
+// nesting. Without a dtype, floating values make float32, integers int64, bools bool (a
+// mix takes the highest kind).
+Tensor tensor(const detail::TensorDataContainer& data, TensorOptions options = {},
               const SourceLoc& loc = SourceLoc::current());
 namespace detail {
 Tensor arangeImpl(double start, double end, double step, DType dtype, const SourceLoc& loc);
@@ -60,7 +64,7 @@ Tensor arangeImpl(double start, double end, double step, DType dtype, const Sour
 
 // [start, end) in steps of `step`. As torch.arange, the argument types pick the dtype:
 // int64 when all are integers, else the default float dtype.
-template <Scalar A, Scalar B, Scalar C = int64_t>
+template <Arithmetic A, Arithmetic B, Arithmetic C = int64_t>
 Tensor arange(A start, B end, C step = 1, std::optional<DType> dtype = std::nullopt,
               const SourceLoc& loc = SourceLoc::current()) {
   constexpr bool integral = std::is_integral_v<A> && std::is_integral_v<B> && std::is_integral_v<C>;
@@ -87,38 +91,16 @@ Tensor from_blob(void* data, Shape shape, DType dtype = kFloat32,
 
 // ---- elementwise ----------------------------------------------------------------------
 #define KILN_UNARY_OP(name) Tensor name(const Tensor& x, const SourceLoc& loc = SourceLoc::current());
-KILN_UNARY_OP(neg)
-KILN_UNARY_OP(abs)
-KILN_UNARY_OP(exp)
-KILN_UNARY_OP(log)
-KILN_UNARY_OP(sqrt)
-KILN_UNARY_OP(rsqrt)
-KILN_UNARY_OP(tanh)
-KILN_UNARY_OP(sigmoid)
-KILN_UNARY_OP(relu)
-KILN_UNARY_OP(sin)
-KILN_UNARY_OP(cos)
-KILN_UNARY_OP(floor)
-KILN_UNARY_OP(logical_not)
+KILN_FOR_EACH_UNARY_OP(KILN_UNARY_OP)
 #undef KILN_UNARY_OP
 
 #define KILN_BINARY_OP(name) \
   Tensor name(const Tensor& a, const Tensor& b, const SourceLoc& loc = SourceLoc::current());
 KILN_BINARY_OP(add)
 KILN_BINARY_OP(sub)
-KILN_BINARY_OP(mul)
-KILN_BINARY_OP(div)
-KILN_BINARY_OP(pow)
-KILN_BINARY_OP(maximum)
-KILN_BINARY_OP(minimum)
 KILN_BINARY_OP(logical_and)
 KILN_BINARY_OP(logical_or)
-KILN_BINARY_OP(eq)
-KILN_BINARY_OP(ne)
-KILN_BINARY_OP(lt)
-KILN_BINARY_OP(le)
-KILN_BINARY_OP(gt)
-KILN_BINARY_OP(ge)
+KILN_FOR_EACH_SCALAR_BINARY_OP(KILN_BINARY_OP)
 #undef KILN_BINARY_OP
 
 // cond ? a : b elementwise, with broadcasting and promotion of a and b.
@@ -128,9 +110,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b,
 Tensor convert(const Tensor& x, DType dtype, const SourceLoc& loc = SourceLoc::current());
 
 // A binary op with a scalar: the scalar takes the tensor's dtype unless its kind is higher
-// (PyTorch's rule: int tensor * 0.5 is float32).
-Tensor scalarOperand(const Tensor& like, double value, ScalarKind kind, const SourceLoc& loc);
-Tensor scalarOperand(const Tensor& like, int64_t value, ScalarKind kind, const SourceLoc& loc);
+// (PyTorch's rule: int tensor * 0.5 is float32). Integral scalars keep all 64 bits when
+// the result is integral (2^53 + 1 stays exact).
+Tensor scalarOperand(const Tensor& like, const Scalar& value, const SourceLoc& loc);
 namespace detail {
 Tensor fullExact(Shape shape, int64_t value, DType dtype, const SourceLoc& loc);
 }  // namespace detail
@@ -142,54 +124,23 @@ Tensor full(Shape shape, I value, DType dtype = kInt64, const SourceLoc& loc = S
   return detail::fullExact(std::move(shape), int64_t(value), dtype, loc);
 }
 
-namespace detail {
-template <Scalar S>
-auto scalarValue(S s) {
-  if constexpr (std::is_integral_v<S> && !std::is_same_v<S, bool>) return int64_t(s);
-  else return double(s);
-}
-}  // namespace detail
-
-#define KILN_SCALAR_OVERLOADS(name)                                                    \
-  template <Scalar S>                                                                  \
-  Tensor name(const Tensor& a, S b, const SourceLoc& loc = SourceLoc::current()) {     \
-    return name(a, scalarOperand(a, detail::scalarValue(b), scalarKindOf<S>(), loc), loc); \
-  }                                                                                    \
-  template <Scalar S>                                                                  \
-  Tensor name(S a, const Tensor& b, const SourceLoc& loc = SourceLoc::current()) {     \
-    return name(scalarOperand(b, detail::scalarValue(a), scalarKindOf<S>(), loc), b, loc); \
+#define KILN_SCALAR_OVERLOADS(name)                                                         \
+  inline Tensor name(const Tensor& a, const Scalar& b, const SourceLoc& loc = SourceLoc::current()) { \
+    return name(a, scalarOperand(a, b, loc), loc);                                            \
+  }                                                                                           \
+  inline Tensor name(const Scalar& a, const Tensor& b, const SourceLoc& loc = SourceLoc::current()) { \
+    return name(scalarOperand(b, a, loc), b, loc);                                            \
   }
 KILN_SCALAR_OVERLOADS(add)
 KILN_SCALAR_OVERLOADS(sub)
-KILN_SCALAR_OVERLOADS(mul)
-KILN_SCALAR_OVERLOADS(div)
-KILN_SCALAR_OVERLOADS(pow)
-KILN_SCALAR_OVERLOADS(maximum)
-KILN_SCALAR_OVERLOADS(minimum)
-KILN_SCALAR_OVERLOADS(eq)
-KILN_SCALAR_OVERLOADS(ne)
-KILN_SCALAR_OVERLOADS(lt)
-KILN_SCALAR_OVERLOADS(le)
-KILN_SCALAR_OVERLOADS(gt)
-KILN_SCALAR_OVERLOADS(ge)
+KILN_FOR_EACH_SCALAR_BINARY_OP(KILN_SCALAR_OVERLOADS)
 #undef KILN_SCALAR_OVERLOADS
 
-// An operator has no room for a source_location parameter, so one operand converts
-// through Located, whose constructor's default argument is evaluated at the operator
-// expression: `a + b` reports the user's line, not this header's.
-struct Located {
-  Located(const Tensor& tensor, const SourceLoc& loc = SourceLoc::current())
-      : tensor(tensor), loc(loc) {}
-  const Tensor& tensor;
-  SourceLoc loc;
-};
-
-#define KILN_OPERATOR(op, fn)                                                              \
-  inline Tensor operator op(const Tensor& a, Located b) { return fn(a, b.tensor, b.loc); } \
-  template <Scalar S>                                                                      \
-  Tensor operator op(Located a, S b) { return fn(a.tensor, b, a.loc); }                    \
-  template <Scalar S>                                                                      \
-  Tensor operator op(S a, Located b) { return fn(a, b.tensor, b.loc); }
+// Each operator reports the user's line through Located (Tensor.h).
+#define KILN_OPERATOR(op, fn)                                                                     \
+  inline Tensor operator op(const Tensor& a, Located b) { return fn(a, b.tensor, b.loc); }        \
+  inline Tensor operator op(Located a, const Scalar& b) { return fn(a.tensor, b, a.loc); }        \
+  inline Tensor operator op(const Scalar& a, Located b) { return fn(a, b.tensor, b.loc); }
 KILN_OPERATOR(+, add)
 KILN_OPERATOR(-, sub)
 KILN_OPERATOR(*, mul)
@@ -227,9 +178,10 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index,
               const SourceLoc& loc = SourceLoc::current());
 // Position of the maximum along `dim` (first on ties), int64.
-Tensor argmax(const Tensor& x, int64_t dim, bool keepdim = false,
+// Without a dim, the position in the flattened tensor (a 0-d result).
+Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
               const SourceLoc& loc = SourceLoc::current());
-Tensor argmin(const Tensor& x, int64_t dim, bool keepdim = false,
+Tensor argmin(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
               const SourceLoc& loc = SourceLoc::current());
 
 // ---- linear algebra (oneDNN) --------------------------------------------------------
@@ -256,15 +208,15 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Shape output, const SourceLoc& loc =
 
 // ---- reductions -----------------------------------------------------------------------
 // Over `dims` (all dims when empty), as torch.sum(x, dims, keepdim).
-Tensor sum(const Tensor& x, Shape dims = {}, bool keepdim = false,
+Tensor sum(const Tensor& x, Dims dims = {}, bool keepdim = false,
            const SourceLoc& loc = SourceLoc::current());
-Tensor mean(const Tensor& x, Shape dims = {}, bool keepdim = false,
+Tensor mean(const Tensor& x, Dims dims = {}, bool keepdim = false,
             const SourceLoc& loc = SourceLoc::current());
-Tensor amax(const Tensor& x, Shape dims = {}, bool keepdim = false,
+Tensor amax(const Tensor& x, Dims dims = {}, bool keepdim = false,
             const SourceLoc& loc = SourceLoc::current());
-Tensor amin(const Tensor& x, Shape dims = {}, bool keepdim = false,
+Tensor amin(const Tensor& x, Dims dims = {}, bool keepdim = false,
             const SourceLoc& loc = SourceLoc::current());
-Tensor prod(const Tensor& x, Shape dims = {}, bool keepdim = false,
+Tensor prod(const Tensor& x, Dims dims = {}, bool keepdim = false,
             const SourceLoc& loc = SourceLoc::current());
 
 // LibTorch's max/min: of all elements; (values, indices) along a dim; or elementwise.

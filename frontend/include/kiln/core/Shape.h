@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <ostream>
 #include <source_location>
 #include <string>
@@ -15,6 +16,15 @@ namespace kiln {
 // Plain vectors: cheap to build from `{2, 3}`, and what every caller already has.
 using Shape = std::vector<int64_t>;
 using Strides = std::vector<int64_t>;
+
+// The dims a reduction runs over, as LibTorch's IntArrayRef: one dim (x.sum(1)), a list
+// (x.sum({0, 1})) or a Shape; empty means every dim.
+struct Dims : Shape {
+  Dims() = default;
+  Dims(int64_t dim) : Shape{dim} {}                           // NOLINT: implicit, as LibTorch
+  Dims(std::initializer_list<int64_t> dims) : Shape(dims) {}  // NOLINT
+  Dims(Shape dims) : Shape(std::move(dims)) {}                // NOLINT
+};
 
 // Product of the dims (1 for a scalar). Assumes a valid shape; see checkedNumel.
 int64_t numel(const Shape& shape);

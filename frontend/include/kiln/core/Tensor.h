@@ -2,17 +2,22 @@
 // device and autograd state; LibTorch's torch::Tensor under the name kiln::Tensor.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <source_location>
+#include <tuple>
 #include <vector>
 
 #include "kiln/core/Device.h"
 #include "kiln/core/DType.h"
 #include "kiln/core/Error.h"
+#include "kiln/core/Scalar.h"
 #include "kiln/core/Shape.h"
 #include "kiln/core/Storage.h"
+#include "kiln/core/TensorOptions.h"
 
 namespace kiln {
 
@@ -35,6 +40,42 @@ struct TensorImpl {
   int outputNr = 0;                        // which output of gradFn this is
   std::shared_ptr<TensorImpl> grad;        // accumulated gradient of a leaf
   uint64_t version = 0;                    // bumped by every in-place write
+};
+
+class Tensor;
+
+// The op table's unary ops, and the binary ops that take a tensor or a Scalar, each
+// spelled both as a free function (Ops.h) and as a Tensor method (x.exp(), x.pow(2)).
+#define KILN_FOR_EACH_UNARY_OP(X) \
+  X(neg) X(abs) X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(sigmoid) X(relu) X(sin) X(cos) X(floor) \
+  X(logical_not)
+#define KILN_FOR_EACH_SCALAR_BINARY_OP(X) \
+  X(mul) X(div) X(pow) X(maximum) X(minimum) X(eq) X(ne) X(lt) X(le) X(gt) X(ge)
+
+// An operator has no room for a source_location parameter, so one operand converts
+// through Located (a tensor) or LocatedScalar, whose constructor's default argument is
+// evaluated at the operator expression: `a + b` reports the user's line, not a header's.
+struct Located {
+  Located(const Tensor& tensor, const SourceLoc& loc = SourceLoc::current())  // NOLINT
+      : tensor(tensor), loc(loc) {}
+  const Tensor& tensor;
+  SourceLoc loc;
+};
+struct LocatedScalar {
+  template <Arithmetic T>
+  LocatedScalar(T value, const SourceLoc& loc = SourceLoc::current())  // NOLINT
+      : value(value), loc(loc) {}
+  LocatedScalar(const Scalar& value, const SourceLoc& loc = SourceLoc::current())  // NOLINT
+      : value(value), loc(loc) {}
+  Scalar value;
+  SourceLoc loc;
+};
+struct LocatedIndex {
+  template <std::integral T>
+  LocatedIndex(T index, const SourceLoc& loc = SourceLoc::current())  // NOLINT
+      : index(int64_t(index)), loc(loc) {}
+  int64_t index;
+  SourceLoc loc;
 };
 
 class Tensor {
@@ -75,7 +116,11 @@ class Tensor {
   // The single element of a one-element tensor, converted to T (as torch's item<T>()).
   template <class T>
   T item(const SourceLoc& loc = SourceLoc::current()) const;
+  // The single element as a Scalar of the dtype's kind (torch's item()).
+  Scalar item(const SourceLoc& loc = SourceLoc::current()) const;
   void* rawData() const;
+  // This tensor's dtype and device, for a factory to match (torch's x.options()).
+  TensorOptions options() const { return TensorOptions(dtype()).device(device()); }
 
   // A contiguous tensor with the same values (itself if already contiguous).
   Tensor contiguous(const SourceLoc& loc = SourceLoc::current()) const;
@@ -104,6 +149,10 @@ class Tensor {
   Tensor squeeze(int64_t dim, const SourceLoc& loc = SourceLoc::current()) const;
   Tensor squeeze(const SourceLoc& loc = SourceLoc::current()) const;
   Tensor unsqueeze(int64_t dim, const SourceLoc& loc = SourceLoc::current()) const;
+  // The slice at `index` along `dim`, without that dim; a negative index counts from the
+  // end. x[i] is select(0, i).
+  Tensor select(int64_t dim, int64_t index, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor operator[](LocatedIndex index) const { return select(0, index.index, index.loc); }
 
   // ---- in place (optimizer updates, running statistics) -----------------------------
   // Operands broadcast to this tensor's shape and convert to its dtype. Rejected on a leaf
@@ -117,6 +166,82 @@ class Tensor {
   Tensor& copy_(const Tensor& src, const SourceLoc& loc = SourceLoc::current());
   Tensor& fill_(double value, const SourceLoc& loc = SourceLoc::current());
   Tensor& zero_(const SourceLoc& loc = SourceLoc::current());
+  // x += y, x -= 2, ...: add_, sub_, mul_, div_, with their rules.
+  Tensor& operator+=(Located other);
+  Tensor& operator-=(Located other);
+  Tensor& operator*=(Located other);
+  Tensor& operator/=(Located other);
+  Tensor& operator+=(LocatedScalar other);
+  Tensor& operator-=(LocatedScalar other);
+  Tensor& operator*=(LocatedScalar other);
+  Tensor& operator/=(LocatedScalar other);
+
+  // ---- LibTorch's method spellings of the ops -------------------------------------------
+  // Each calls the free function of the same name (kiln/core/Ops.h, Functional.h), so
+  // x.sum(1) and sum(x, 1) are one implementation.
+#define KILN_UNARY_METHOD(name) Tensor name(const SourceLoc& loc = SourceLoc::current()) const;
+  KILN_FOR_EACH_UNARY_OP(KILN_UNARY_METHOD)
+#undef KILN_UNARY_METHOD
+  // add and sub scale `other` by alpha first, as torch's x.add(y, alpha).
+  Tensor add(const Tensor& other, const Scalar& alpha = 1, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1, const SourceLoc& loc = SourceLoc::current()) const;
+#define KILN_BINARY_METHOD(name)                                                             \
+  Tensor name(const Tensor& other, const SourceLoc& loc = SourceLoc::current()) const;       \
+  Tensor name(const Scalar& other, const SourceLoc& loc = SourceLoc::current()) const;
+  KILN_FOR_EACH_SCALAR_BINARY_OP(KILN_BINARY_METHOD)
+#undef KILN_BINARY_METHOD
+  Tensor logical_and(const Tensor& other, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor logical_or(const Tensor& other, const SourceLoc& loc = SourceLoc::current()) const;
+  // condition ? this : other.
+  Tensor where(const Tensor& condition, const Tensor& other,
+               const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor clamp(std::optional<double> min, std::optional<double> max = std::nullopt,
+               const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor clamp_min(double min, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor clamp_max(double max, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor softmax(int64_t dim, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor log_softmax(int64_t dim, const SourceLoc& loc = SourceLoc::current()) const;
+  // The values of `other`'s dtype.
+  Tensor type_as(const Tensor& other, const SourceLoc& loc = SourceLoc::current()) const;
+
+  // Linear algebra; addmm's self is the 1-d bias.
+  Tensor mm(const Tensor& other, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor matmul(const Tensor& other, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor bmm(const Tensor& other, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, const SourceLoc& loc = SourceLoc::current()) const;
+
+  // Reductions: over every dim by default, or over `dims` (one or a list).
+  Tensor sum(Dims dims = {}, bool keepdim = false, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor mean(Dims dims = {}, bool keepdim = false, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor prod(Dims dims = {}, bool keepdim = false, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor amax(Dims dims = {}, bool keepdim = false, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor amin(Dims dims = {}, bool keepdim = false, const SourceLoc& loc = SourceLoc::current()) const;
+  // unbiased divides by N - 1, else by N.
+  Tensor var(Dims dims = {}, bool unbiased = true, bool keepdim = false,
+             const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor std(Dims dims = {}, bool unbiased = true, bool keepdim = false,
+             const SourceLoc& loc = SourceLoc::current()) const;
+  // Of all elements; (values, indices) along a dim; or elementwise with `other`.
+  Tensor max(const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor min(const SourceLoc& loc = SourceLoc::current()) const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false,
+                                 const SourceLoc& loc = SourceLoc::current()) const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false,
+                                 const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor max(const Tensor& other, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor min(const Tensor& other, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                const SourceLoc& loc = SourceLoc::current()) const;
+
+  // Indexing by index tensors.
+  Tensor index_select(int64_t dim, const Tensor& index, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor gather(int64_t dim, const Tensor& index, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source,
+                   const SourceLoc& loc = SourceLoc::current()) const;
 
   // ---- autograd ---------------------------------------------------------------------
   bool requires_grad() const { return impl_->requiresGrad; }

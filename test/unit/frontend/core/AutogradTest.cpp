@@ -567,7 +567,7 @@ TEST(AutogradTest, GradcheckReductions) {
   Tensor x = anyValues({2, 3, 4}, 800);  // distinct values: no max/min ties
   struct Reduction {
     const char* name;
-    Tensor (*op)(const Tensor&, Shape, bool, const SourceLoc&);
+    Tensor (*op)(const Tensor&, Dims, bool, const SourceLoc&);
   };
   const std::vector<Reduction> reductions = {
       {"sum", sum}, {"mean", mean}, {"amax", amax}, {"amin", amin}};

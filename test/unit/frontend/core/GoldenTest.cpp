@@ -115,7 +115,7 @@ const std::map<std::string, OpFn>& opTable() {
       if (c.has("use") && c.attr("use") == "first_twice") return cat({x[0], x[0]}, c.intAttr("dim"));
       return cat(x, c.intAttr("dim"));
     };
-    using Reduction = Tensor (*)(const Tensor&, Shape, bool, const SourceLoc&);
+    using Reduction = Tensor (*)(const Tensor&, Dims, bool, const SourceLoc&);
     for (auto [name, fn] : std::vector<std::pair<const char*, Reduction>>{
              {"sum", sum}, {"mean", mean}, {"amax", amax}, {"amin", amin}, {"prod", prod}})
       t[name] = [fn](const GoldenCase& c, const std::vector<Tensor>& x) {
@@ -138,7 +138,7 @@ const std::map<std::string, OpFn>& opTable() {
     t["index_add"] = [](const GoldenCase& c, const std::vector<Tensor>& x) {
       return index_add(x[0], c.intAttr("dim"), x[1], x[2]);
     };
-    using ArgExtreme = Tensor (*)(const Tensor&, int64_t, bool, const SourceLoc&);
+    using ArgExtreme = Tensor (*)(const Tensor&, std::optional<int64_t>, bool, const SourceLoc&);
     for (auto [name, fn] : std::vector<std::pair<const char*, ArgExtreme>>{{"argmax", argmax}, {"argmin", argmin}})
       t[name] = [fn](const GoldenCase& c, const std::vector<Tensor>& x) {
         return fn(x[0], c.intAttr("dim"), c.boolAttr("keepdim"), SourceLoc::current());

@@ -255,7 +255,7 @@ bool sameBits(const Tensor& a, const Tensor& b) {
          std::memcmp(ca.rawData(), cb.rawData(), size_t(a.numel()) * a.element_size()) == 0;
 }
 
-using Reduction = Tensor (*)(const Tensor&, Shape, bool, const SourceLoc&);
+using Reduction = Tensor (*)(const Tensor&, Dims, bool, const SourceLoc&);
 const std::vector<std::pair<const char*, Reduction>> kReductions = {
     {"sum", sum}, {"mean", mean}, {"prod", prod}, {"amax", amax}, {"amin", amin}};
 
