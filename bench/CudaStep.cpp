@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     nn::Sequential model = onDevice();
     optim::SGD optimizer{model->parameters(), optim::SGDOptions(0.05).momentum(0.9)};
     Tensor step(const Tensor& input, const Tensor& target) {
-      optimizer.zero_grad();
+      optimizer.zero_grad(/*set_to_none=*/true);
       Tensor loss = cross_entropy(model->forward(input), target);
       loss.backward();
       optimizer.step();

@@ -162,7 +162,7 @@ struct KilnMlp {
 
   Tensor step(const Tensor& x, const Tensor& y) {
     Tensor loss = kiln::cross_entropy(model->forward(x), y);
-    opt.zero_grad();
+    opt.zero_grad(/*set_to_none=*/true);
     loss.backward();
     opt.step();
     return loss;

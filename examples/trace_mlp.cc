@@ -68,7 +68,7 @@ struct Trainer {
 
   // One training step: what `step` records, and what eager training runs.
   Tensor eagerStep(const Tensor& x, const Tensor& y) {
-    optimizer.zero_grad();
+    optimizer.zero_grad(/*set_to_none=*/true);
     Tensor loss = cross_entropy(model->forward(x), y);
     loss.backward();
     optimizer.step();

@@ -1,6 +1,7 @@
 // Reverse-mode autograd: nodes, the backward pass, grad mode (see kiln/core/Autograd.h).
 #include "kiln/core/Autograd.h"
 
+#include <cctype>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -108,6 +109,17 @@ std::vector<Tensor> Node::apply(const std::vector<Tensor>& gradOutputs) const {
       throw Error::make(loc_, op_->name, "internal error: gradient of operand ", i, " has shape ",
                         result[i].sizes(), " but the operand has shape ", inputs_[i].sizes());
   return result;
+}
+
+std::string Node::name() const {
+  std::string camel;
+  bool upper = true;
+  for (char c : op_->name) {
+    if (c == '_') { upper = true; continue; }
+    camel += upper ? char(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return camel + "Backward0";
 }
 
 void Node::release() {

@@ -82,6 +82,16 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOpti
   return kiln::mse_loss(input, target, options.reduction(), loc);
 }
 
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options,
+               const SourceLoc& loc) {
+  return kiln::l1_loss(input, target, options.reduction(), loc);
+}
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                      const SmoothL1LossFuncOptions& options, const SourceLoc& loc) {
+  return kiln::smooth_l1_loss(input, target, options.reduction(), options.beta(), loc);
+}
+
 Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options,
                  const SourceLoc& loc) {
   Tensor rows = kiln::embedding(weight, input, loc);

@@ -41,7 +41,7 @@ std::string trainStep(bool locations) {
   optim::SGD opt(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
   auto step = jit::trace([&](Tensor x, Tensor y) {
     Tensor loss = cross_entropy(model->forward(x), y);
-    opt.zero_grad();
+    opt.zero_grad(/*set_to_none=*/true);
     loss.backward();
     opt.step();
     return loss;

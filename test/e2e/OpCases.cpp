@@ -542,14 +542,14 @@ std::vector<OpCase> regressions() {
   };
   cases.push_back(withState("fuzz_1074_softmax_backward", {normal({1, 20, 1, 6})},
                             {trainable({2, 20, 8, 6}), normal({2, 20, 8, 6})}, [](X x, Tensors s) {
-    optim::SGD(Tensors{s[0]}, optim::SGDOptions(0.1)).zero_grad();
+    optim::SGD(Tensors{s[0]}, optim::SGDOptions(0.1)).zero_grad(/*set_to_none=*/true);
     Tensor v5 = div(softmax(s[0], 3), add(abs(x[0]), 0.5));
     sum(mul(v5, s[1])).backward();
     return Tensors{v5, s[0].grad()};
   }));
   cases.push_back(withState("fuzz_2444_layer_norm_backward", {normal({6}), positive({6})},
                             {trainable({6, 6}), trainable({6}, true), normal({6, 6})}, [](X x, Tensors s) {
-    optim::SGD(Tensors{s[0], s[1]}, optim::SGDOptions(0.1)).zero_grad();
+    optim::SGD(Tensors{s[0], s[1]}, optim::SGDOptions(0.1)).zero_grad(/*set_to_none=*/true);
     Tensor v4 = layer_norm(abs(s[0]), {6}, s[1], x[0]);
     Tensor v8 = div(mul(v4, 0.5), add(x[1], 0.5));
     sum(mul(v8, s[2])).backward();
@@ -563,7 +563,7 @@ std::vector<OpCase> regressions() {
                             {trainable({13, 3, 5, 6}, true), normal({5, 3, 13, 6}),
                              normal({5, 3, 13, 6}, kFloat64)},
                             [](X x, Tensors s) {
-    optim::SGD(Tensors{s[0]}, optim::SGDOptions(0.1)).zero_grad();
+    optim::SGD(Tensors{s[0]}, optim::SGDOptions(0.1)).zero_grad(/*set_to_none=*/true);
     Tensor v1 = s[0].transpose(2, 0);
     Tensor v4 = mul(v1, x[0]);
     Tensor v7 = layer_norm(v1.contiguous(), {6}, x[1], x[2]);

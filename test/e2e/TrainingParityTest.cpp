@@ -50,7 +50,7 @@ void expectSameTraining(bool symbolic, const std::vector<Batch>& data, MakeModel
                         MakeOptimizer makeOptimizer) {
   auto step = [](Model& model, auto& opt, const Tensor& x, const Tensor& y) {
     Tensor loss = cross_entropy(model->forward(x), y);
-    opt.zero_grad();
+    opt.zero_grad(/*set_to_none=*/true);
     loss.backward();
     opt.step();
     return loss;

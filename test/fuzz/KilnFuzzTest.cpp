@@ -125,7 +125,7 @@ TEST(KilnFuzzProgram, PrintsAParityCaseCallingTheSameOps) {
   const std::string text = printCase(layerNormProgram(), "fuzz_7", "// seed 7\n");
   EXPECT_THAT(text, HasSubstr("// seed 7\nwithState(\"fuzz_7\", {normal({3, 5})},"));
   EXPECT_THAT(text, HasSubstr("normal({5})(seed).requires_grad_();"));
-  EXPECT_THAT(text, HasSubstr("optim::SGD(Tensors{s[0]}, optim::SGDOptions(0.1)).zero_grad();"));
+  EXPECT_THAT(text, HasSubstr("optim::SGD(Tensors{s[0]}, optim::SGDOptions(0.1)).zero_grad(true);"));
   EXPECT_THAT(text, HasSubstr("Tensor v2 = tanh(x[0]);\n  Tensor v3 = add(v2, s[0]);\n"));
   EXPECT_THAT(text, HasSubstr("Tensor v4 = layer_norm(v3, {5});"));
   EXPECT_THAT(text, HasSubstr("Tensor loss = sum(mul(v4, s[1]));\n  loss.backward();"));

@@ -172,7 +172,7 @@ void expectSameTraining(const std::function<Model()>& make, const Backward& back
     SCOPED_TRACE("step " + std::to_string(step + 1));
     for (auto [model, opt, device] : {std::tuple(cpu.ptr().get(), cpuOpt.get(), Device(kCPU)),
                                       std::tuple(gpu.ptr().get(), gpuOpt.get(), kGpu)}) {
-      opt->zero_grad();
+      opt->zero_grad(/*set_to_none=*/true);
       backward(*model, device);
       opt->step();
     }

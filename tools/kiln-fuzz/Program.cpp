@@ -251,7 +251,7 @@ Tensors evaluate(const Program& p, const Tensors& inputs, const Tensors& state, 
   if (!params.empty()) {  // gradients start absent on every call, as a training step's do
     Tensors leaves;
     for (int n : params) leaves.push_back(state[size_t(p.nodes[size_t(n)].slot)]);
-    optim::SGD(leaves, optim::SGDOptions(0.1)).zero_grad();
+    optim::SGD(leaves, optim::SGDOptions(0.1)).zero_grad(true);
   }
   Tensors values(p.nodes.size());
   for (size_t n = 0; n < p.nodes.size(); ++n) {
@@ -293,7 +293,7 @@ std::string printCase(const Program& p, const std::string& name, const std::stri
   if (!params.empty()) {
     out << "  optim::SGD(Tensors{";
     for (size_t i = 0; i < params.size(); ++i) out << (i ? ", " : "") << valueName(p, params[i]);
-    out << "}, optim::SGDOptions(0.1)).zero_grad();\n";
+    out << "}, optim::SGDOptions(0.1)).zero_grad(true);\n";
   }
   for (size_t n = 0; n < p.nodes.size(); ++n) {
     const Node& node = p.nodes[n];

@@ -257,6 +257,22 @@ Tensor var(const Tensor& x, Dims dims, int64_t correction, bool keepdim, const S
   return div(squares, double(std::max<int64_t>(0, count - correction)), loc);
 }
 
+Tensor norm(const Tensor& x, double p, Dims dims, bool keepdim, const SourceLoc& loc) {
+  requireFloating("norm", "input", x, loc);
+  if (!(p > 0)) throw Error::make(loc, "norm", "p must be positive, got ", p);
+  if (p == 2) return sqrt(sum(mul(x, x, loc), std::move(dims), keepdim, loc), loc);
+  if (p == 1) return sum(abs(x, loc), std::move(dims), keepdim, loc);
+  return pow(sum(pow(abs(x, loc), p, loc), std::move(dims), keepdim, loc), 1.0 / p, loc);
+}
+
+// Counts of the zero (nonzero) elements, compared with 0.
+Tensor all(const Tensor& x, Dims dims, bool keepdim, const SourceLoc& loc) {
+  return eq(sum(convert(logical_not(x, loc), kInt64, loc), std::move(dims), keepdim, loc), 0, loc);
+}
+Tensor any(const Tensor& x, Dims dims, bool keepdim, const SourceLoc& loc) {
+  return ne(sum(convert(x, kBool, loc).to(kInt64, loc), std::move(dims), keepdim, loc), 0, loc);
+}
+
 // sqrt through a select, so a zero variance gets gradient 0 rather than 0·∞ = NaN.
 Tensor std(const Tensor& x, Dims dims, int64_t correction, bool keepdim, const SourceLoc& loc) {
   requireFloating("std", "input", x, loc);
@@ -369,15 +385,39 @@ Tensor batch_norm(const Tensor& x, const Tensor& runningMean, const Tensor& runn
 
 // ---- losses -------------------------------------------------------------------------------
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction,
-                const SourceLoc& loc) {
-  requireFloating("mse_loss", "input", input, loc);
+namespace {
+// input - target of an elementwise loss, whose shapes must be equal.
+Tensor lossDifference(const char* op, const Tensor& input, const Tensor& target, const SourceLoc& loc) {
+  requireFloating(op, "input", input, loc);
   if (input.sizes() != target.sizes())
-    throw ShapeError::make(loc, "mse_loss", "input has shape ", input.sizes(),
+    throw ShapeError::make(loc, op, "input has shape ", input.sizes(),
                            " but target has shape ", target.sizes(),
                            "; they must be equal (broadcasting them is almost always a bug)");
-  Tensor diff = sub(input, target, loc);
+  return sub(input, target, loc);
+}
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction,
+                const SourceLoc& loc) {
+  Tensor diff = lossDifference("mse_loss", input, target, loc);
   return reduceLoss(mul(diff, diff, loc), reduction, loc);
+}
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction,
+               const SourceLoc& loc) {
+  return reduceLoss(abs(lossDifference("l1_loss", input, target, loc), loc), reduction, loc);
+}
+
+// A select between the two pieces; beta = 0 goes to l1_loss, as 0.5·d²/0 would put NaN
+// into the gradient of the branch not taken.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta,
+                      const SourceLoc& loc) {
+  if (!(beta >= 0)) throw Error::make(loc, "smooth_l1_loss", "beta must be non-negative, got ", beta);
+  if (beta == 0) return l1_loss(input, target, reduction, loc);
+  Tensor d = abs(lossDifference("smooth_l1_loss", input, target, loc), loc);
+  Tensor quadratic = mul(mul(d, d, loc), 0.5 / beta, loc);
+  Tensor linear = sub(d, 0.5 * beta, loc);
+  return reduceLoss(where(lt(d, beta, loc), quadratic, linear, loc), reduction, loc);
 }
 
 Tensor nll_loss(const Tensor& logProbs, const Tensor& target, Reduction reduction,

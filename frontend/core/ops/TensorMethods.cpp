@@ -97,12 +97,17 @@ KILN_REDUCE_METHOD(mean)
 KILN_REDUCE_METHOD(prod)
 KILN_REDUCE_METHOD(amax)
 KILN_REDUCE_METHOD(amin)
+KILN_REDUCE_METHOD(all)
+KILN_REDUCE_METHOD(any)
 #undef KILN_REDUCE_METHOD
 Tensor Tensor::var(Dims dims, bool unbiased, bool keepdim, const SourceLoc& loc) const {
   return kiln::var(*this, std::move(dims), unbiased ? 1 : 0, keepdim, loc);
 }
 Tensor Tensor::std(Dims dims, bool unbiased, bool keepdim, const SourceLoc& loc) const {
   return kiln::std(*this, std::move(dims), unbiased ? 1 : 0, keepdim, loc);
+}
+Tensor Tensor::norm(double p, Dims dims, bool keepdim, const SourceLoc& loc) const {
+  return kiln::norm(*this, p, std::move(dims), keepdim, loc);
 }
 Tensor Tensor::max(const SourceLoc& loc) const { return kiln::max(*this, loc); }
 Tensor Tensor::min(const SourceLoc& loc) const { return kiln::min(*this, loc); }

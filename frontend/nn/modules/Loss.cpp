@@ -22,4 +22,12 @@ Tensor MSELossImpl::forward(const Tensor& input, const Tensor& target, const Sou
   return mse_loss(input, target, options.reduction(), loc);
 }
 
+Tensor L1LossImpl::forward(const Tensor& input, const Tensor& target, const SourceLoc& loc) {
+  return l1_loss(input, target, options.reduction(), loc);
+}
+
+Tensor SmoothL1LossImpl::forward(const Tensor& input, const Tensor& target, const SourceLoc& loc) {
+  return smooth_l1_loss(input, target, options.reduction(), options.beta(), loc);
+}
+
 }  // namespace kiln::nn

@@ -29,7 +29,7 @@ TEST(DesignExampleTest, TracedTrainingStepAndInference) {
   std::vector<float> eagerLosses;
   for (auto& [x, y] : loader) {
     Tensor loss = nn::functional::cross_entropy(eager.model->forward(x), y);
-    eager.opt.zero_grad();
+    eager.opt.zero_grad(/*set_to_none=*/true);
     loss.backward();
     eager.opt.step();
     eagerLosses.push_back(loss.item<float>());
@@ -40,7 +40,7 @@ TEST(DesignExampleTest, TracedTrainingStepAndInference) {
   auto& opt = traced.opt;
   auto train_step = jit::trace([&](Tensor x, Tensor y) {
     Tensor loss = nn::functional::cross_entropy(model->forward(x), y);
-    opt.zero_grad();
+    opt.zero_grad(/*set_to_none=*/true);
     loss.backward();
     opt.step();
     return loss;

@@ -395,7 +395,7 @@ TEST(TraceTest, CompiledStepsReuseGradientsNobodyElseHolds) {
   optim::SGD opt(layer->parameters(), optim::SGDOptions(0.1));
   auto step = jit::trace([&](Tensor x) {
     Tensor loss = sum(layer->forward(x));
-    opt.zero_grad();
+    opt.zero_grad(/*set_to_none=*/true);
     loss.backward();
     opt.step();
     return loss;

@@ -46,7 +46,7 @@ std::vector<Batch> batches(int n) {
 template <class Optimizer>
 Tensor step(nn::Sequential& model, Optimizer& opt, const Tensor& x, const Tensor& y) {
   Tensor loss = cross_entropy(model->forward(x), y);
-  opt.zero_grad();
+  opt.zero_grad(/*set_to_none=*/true);
   loss.backward();
   opt.step();
   return loss;
@@ -241,7 +241,7 @@ TEST(TraceTrainingTest, DepthwiseConvolutionsTrainTracedAsEagerWithoutABakeWarni
   optim::SGD opt(net->parameters(), optim::SGDOptions(0.5));
   auto trainStep = jit::trace([&](Tensor x) {
     Tensor loss = lossOf(net, x);
-    opt.zero_grad();
+    opt.zero_grad(/*set_to_none=*/true);
     loss.backward();
     opt.step();
     return loss;
@@ -249,7 +249,7 @@ TEST(TraceTrainingTest, DepthwiseConvolutionsTrainTracedAsEagerWithoutABakeWarni
   ::testing::internal::CaptureStderr();
   for (size_t i = 0; i < inputs.size(); ++i) {
     Tensor eagerLoss = lossOf(eagerNet, inputs[i]);
-    eagerOpt.zero_grad();
+    eagerOpt.zero_grad(/*set_to_none=*/true);
     eagerLoss.backward();
     eagerOpt.step();
     EXPECT_TRUE(sameBits(trainStep(inputs[i]), eagerLoss)) << "step " << i;

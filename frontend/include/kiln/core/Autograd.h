@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kiln/core/OpDef.h"
@@ -28,6 +29,8 @@ class Node {
        const SourceLoc& loc);
 
   const OpDef& op() const { return *op_; }
+  // The op's name as LibTorch names its nodes: "AddBackward0", "LogSoftmaxBackward0".
+  std::string name() const;
   const std::vector<Edge>& next() const { return next_; }
   const SourceLoc& loc() const { return loc_; }
   int numOutputs() const { return numOutputs_; }

@@ -11,6 +11,10 @@ namespace kiln {
 
 // How a loss combines its per-element values (LibTorch's at::Reduction).
 enum class Reduction { None, Mean, Sum };
+// LibTorch's spellings: smooth_l1_loss(x, y, kSum).
+inline constexpr Reduction kNone = Reduction::None;
+inline constexpr Reduction kMean = Reduction::Mean;
+inline constexpr Reduction kSum = Reduction::Sum;
 
 // ---- activations ------------------------------------------------------------------------
 // min(max(x, 0), 6); the gradient is 1 strictly inside (0, 6), as PyTorch's hardtanh.
@@ -41,6 +45,16 @@ Tensor var(const Tensor& x, Dims dims = {}, int64_t correction = 1, bool keepdim
 Tensor std(const Tensor& x, Dims dims = {}, int64_t correction = 1, bool keepdim = false,
            const SourceLoc& loc = SourceLoc::current());
 
+// The p-norm over `dims` (all dims when empty): (Σ|x|^p)^(1/p); p = 2 is sqrt(Σx²), whose
+// gradient at a zero norm is NaN here (PyTorch gives 0).
+Tensor norm(const Tensor& x, double p = 2, Dims dims = {}, bool keepdim = false,
+            const SourceLoc& loc = SourceLoc::current());
+// Whether every (any) element over `dims` is nonzero, as a bool tensor.
+Tensor all(const Tensor& x, Dims dims = {}, bool keepdim = false,
+           const SourceLoc& loc = SourceLoc::current());
+Tensor any(const Tensor& x, Dims dims = {}, bool keepdim = false,
+           const SourceLoc& loc = SourceLoc::current());
+
 // ---- normalization ------------------------------------------------------------------------
 // Normalizes over the trailing dims `normalized_shape` (biased variance); `weight` and
 // `bias` (undefined = none) have shape `normalized_shape`.
@@ -66,6 +80,14 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 // that is almost always a bug, so here it is a ShapeError).
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
                 const SourceLoc& loc = SourceLoc::current());
+// |input - target|, reduced; the shapes must be equal, as for mse_loss.
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean,
+               const SourceLoc& loc = SourceLoc::current());
+// Huber-like: 0.5·d²/beta where d = |input - target| < beta, else d - 0.5·beta, reduced;
+// beta = 0 is l1_loss. The shapes must be equal, as for mse_loss.
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                      Reduction reduction = Reduction::Mean, double beta = 1.0,
+                      const SourceLoc& loc = SourceLoc::current());
 // log_probs [N, C, *] (or [C]) and integer class indices target [N, *] (or []):
 // -weight[t]·log_probs[n, t, *]. Mean divides by the summed weights of the targets that are
 // not `ignore_index`, as PyTorch.

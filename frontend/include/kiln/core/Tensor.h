@@ -223,6 +223,10 @@ class Tensor {
              const SourceLoc& loc = SourceLoc::current()) const;
   Tensor std(Dims dims = {}, bool unbiased = true, bool keepdim = false,
              const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor norm(double p = 2, Dims dims = {}, bool keepdim = false,
+              const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor all(Dims dims = {}, bool keepdim = false, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor any(Dims dims = {}, bool keepdim = false, const SourceLoc& loc = SourceLoc::current()) const;
   // Of all elements; (values, indices) along a dim; or elementwise with `other`.
   Tensor max(const SourceLoc& loc = SourceLoc::current()) const;
   Tensor min(const SourceLoc& loc = SourceLoc::current()) const;

@@ -24,6 +24,7 @@ using kiln::conv2d;
 using kiln::cross_entropy;
 using kiln::dropout;
 using kiln::gelu;
+using kiln::l1_loss;
 using kiln::layer_norm;
 using kiln::leaky_relu;
 using kiln::log_softmax;
@@ -34,6 +35,7 @@ using kiln::relu;
 using kiln::relu6;
 using kiln::sigmoid;
 using kiln::silu;
+using kiln::smooth_l1_loss;
 using kiln::softmax;
 using kiln::tanh;
 
@@ -128,6 +130,13 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOpti
                 const SourceLoc& loc = SourceLoc::current());
 Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options,
                 const SourceLoc& loc = SourceLoc::current());
+using L1LossFuncOptions = L1LossOptions;
+using SmoothL1LossFuncOptions = SmoothL1LossOptions;
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options,
+               const SourceLoc& loc = SourceLoc::current());
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
+                      const SmoothL1LossFuncOptions& options,
+                      const SourceLoc& loc = SourceLoc::current());
 
 struct EmbeddingFuncOptions {
   KILN_ARG(std::optional<int64_t>, padding_idx);

@@ -1,4 +1,4 @@
-// Loss modules: CrossEntropyLoss, NLLLoss and MSELoss, forward(input, target).
+// Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss and SmoothL1Loss, forward(input, target).
 #pragma once
 
 #include "kiln/core/Functional.h"
@@ -50,5 +50,33 @@ class MSELossImpl : public Module {
   MSELossOptions options;
 };
 KILN_MODULE(MSELoss);
+
+using L1LossOptions = MSELossOptions;
+
+// kiln::l1_loss(input, target, reduction).
+class L1LossImpl : public Module {
+ public:
+  explicit L1LossImpl(const L1LossOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input, const Tensor& target,
+                 const SourceLoc& loc = SourceLoc::current());
+  L1LossOptions options;
+};
+KILN_MODULE(L1Loss);
+
+struct SmoothL1LossOptions {
+  SmoothL1LossOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  KILN_ARG(Reduction, reduction);
+  KILN_ARG(double, beta) = 1.0;
+};
+
+// kiln::smooth_l1_loss(input, target, reduction, beta).
+class SmoothL1LossImpl : public Module {
+ public:
+  explicit SmoothL1LossImpl(const SmoothL1LossOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input, const Tensor& target,
+                 const SourceLoc& loc = SourceLoc::current());
+  SmoothL1LossOptions options;
+};
+KILN_MODULE(SmoothL1Loss);
 
 }  // namespace kiln::nn

@@ -85,8 +85,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // All of the copies are made before any tensor changes: a failure leaves the module
   // where it was. kiln::Error "no CUDA device: <why>" for a CUDA device this machine lacks.
   virtual void to(Device device, const SourceLoc& loc = SourceLoc::current());
-  // Clears every parameter's gradient (set_to_none) or zeroes it in place.
-  virtual void zero_grad(bool set_to_none = true, const SourceLoc& loc = SourceLoc::current());
+  // Zeroes every parameter's gradient in place (LibTorch 1.13's default), or clears it
+  // (set_to_none).
+  virtual void zero_grad(bool set_to_none = false, const SourceLoc& loc = SourceLoc::current());
 
   // ---- state dict --------------------------------------------------------------------
   // Parameters and buffers by dotted name, each module's parameters then its buffers, then

@@ -122,9 +122,10 @@ class Optimizer {
   // invalid options.
   void add_param_group(const OptimizerParamGroup& group, const SourceLoc& loc = SourceLoc::current());
 
-  // Clears every parameter's .grad: undefined when set_to_none (PyTorch 2's default, so the
-  // next backward assigns a fresh tensor), else zeroed in place and detached.
-  void zero_grad(bool set_to_none = true, const SourceLoc& loc = SourceLoc::current());
+  // Clears every parameter's .grad: zeroed in place and detached (LibTorch 1.13's default),
+  // or undefined when set_to_none (PyTorch 2's default, so the next backward assigns a
+  // fresh tensor; what traced steps should use).
+  void zero_grad(bool set_to_none = false, const SourceLoc& loc = SourceLoc::current());
 
   // One update of every parameter that has a gradient, in place under NoGradGuard with
   // ordinary tensor ops (so a trace records them). With a closure, it is called first to

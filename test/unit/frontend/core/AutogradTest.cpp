@@ -237,6 +237,8 @@ TEST(AutogradTest, GraphStructure) {
   Tensor y = exp(x);
   ASSERT_NE(y.grad_fn(), nullptr);
   EXPECT_EQ(y.grad_fn()->op().name, "exp");
+  EXPECT_EQ(y.grad_fn()->name(), "ExpBackward0");  // as LibTorch names its nodes
+  EXPECT_EQ(x.view({2, 1}).t().grad_fn()->name(), "PermuteBackward0");
   EXPECT_EQ(y.grad_fn()->next().size(), 1u);
   EXPECT_EQ(y.grad_fn()->next()[0].leaf, x.implPtr());
   Tensor z = add(y, x);

@@ -509,6 +509,42 @@ TEST(FunctionalTest, MseLossMatchesPyTorch) {
                         {input, target}));
 }
 
+// PyTorch: F.smooth_l1_loss(torch.tensor([0., 0.5, 3.]), torch.tensor([0.2, 2., 0.]),
+// reduction="none") is [0.02, 1.0, 2.5]; with beta=2, [0.01, 0.5625, 2.0].
+TEST(FunctionalTest, SmoothL1LossIsQuadraticInsideBetaAndLinearOutside) {
+  const Tensor input = tensor({0.0, 0.5, 3.0}, kFloat64), target = tensor({0.2, 2.0, 0.0}, kFloat64);
+  EXPECT_TRUE(matches(smooth_l1_loss(input, target, Reduction::None), {0.02, 1.0, 2.5}, {3}));
+  EXPECT_TRUE(matches(smooth_l1_loss(input, target, Reduction::None, 2.0), {0.01, 0.5625, 2.0}, {3}));
+  EXPECT_TRUE(matches(smooth_l1_loss(input, target), {3.52 / 3}, {}));
+  EXPECT_TRUE(matches(smooth_l1_loss(input, target, kSum, 0.0), {0.2 + 1.5 + 3.0}, {}));  // = l1
+  EXPECT_TRUE(matches(l1_loss(input, target, kNone), {0.2, 1.5, 3.0}, {3}));
+  const Tensor x = wave({3, 4}), y = wave({3, 4}, 0.5, 0.9, 1.5);
+  EXPECT_TRUE(gradcheck([](auto& v) { return smooth_l1_loss(v[0], v[1]); }, {x, y}));
+  EXPECT_TRUE(gradcheck([](auto& v) { return smooth_l1_loss(v[0], v[1], kNone, 0.5); }, {x, y}));
+  EXPECT_TRUE(gradcheck([](auto& v) { return l1_loss(v[0], v[1], kSum); }, {x, y}));
+  EXPECT_KILN_ERROR(smooth_l1_loss(wave({3, 1}), wave({3})), ShapeError,
+                    "kiln::smooth_l1_loss: input has shape [3, 1] but target has shape [3]; they "
+                    "must be equal (broadcasting them is almost always a bug)" + at());
+  EXPECT_KILN_ERROR(smooth_l1_loss(x, y, kMean, -1.0), Error,
+                    "kiln::smooth_l1_loss: beta must be non-negative, got -1" + at());
+}
+
+TEST(FunctionalTest, NormAllAndAny) {
+  const Tensor x = tensor({{3.0, -4.0}, {0.0, 1.0}}, kFloat64);
+  EXPECT_TRUE(matches(norm(x), {std::sqrt(26.0)}, {}));
+  EXPECT_TRUE(matches(x.norm(2, 1), {5.0, 1.0}, {2}));
+  EXPECT_TRUE(matches(x.norm(1, 0, true), {3.0, 5.0}, {1, 2}));
+  EXPECT_TRUE(matches(norm(x, 3), {std::cbrt(27.0 + 64.0 + 1.0)}, {}));
+  EXPECT_TRUE(gradcheck([](auto& v) { return norm(v[0], 2, {1}); }, {add(wave({2, 3}), 3.0)}));
+  EXPECT_TRUE(gradcheck([](auto& v) { return norm(v[0], 3); }, {add(wave({2, 3}), 3.0)}));
+  EXPECT_KILN_ERROR(norm(x, 0), Error, "kiln::norm: p must be positive, got 0" + at());
+  EXPECT_EQ(x.all().item<bool>(), false);
+  EXPECT_EQ(x.any().item<bool>(), true);
+  EXPECT_EQ(x.all(1).dtype(), kBool);
+  EXPECT_TRUE(matches(x.all(1).to(kFloat64), {1.0, 0.0}, {2}));
+  EXPECT_TRUE(matches(zeros({2, 2}).any(0, true).to(kFloat64), {0.0, 0.0}, {1, 2}));
+}
+
 TEST(FunctionalTest, NllLossMatchesPyTorch) {
   const Tensor lp = wave({4, 5});
   const Tensor target = i64({1, 0, 4, 2}, {4}), ignored = i64({1, -100, 4, 2}, {4});

@@ -65,6 +65,16 @@ TEST(FunctionalTest, OptionsFormsAgreeWithPositionalForms) {
               mse_loss(logits, logits * 2.0, Reduction::Sum));
 }
 
+TEST(FunctionalTest, SmoothL1AndL1LossInEveryForm) {
+  Tensor x = sample({3, 4}), y = sample({3, 4}, 2);
+  Tensor expected = smooth_l1_loss(x, y, kSum, 0.5);
+  expectClose(F::smooth_l1_loss(x, y, F::SmoothL1LossFuncOptions(kSum).beta(0.5)), expected);
+  expectClose(SmoothL1Loss(SmoothL1LossOptions(kSum).beta(0.5))(x, y), expected);
+  expectClose(SmoothL1Loss()(x, y), smooth_l1_loss(x, y));
+  expectClose(F::l1_loss(x, y, F::L1LossFuncOptions(kNone)), abs(x - y));
+  expectClose(L1Loss()(x, y), mean(abs(x - y)));
+}
+
 TEST(FunctionalTest, EmbeddingTakesInputFirst) {
   Tensor weight = sample({5, 3}).requires_grad_();
   Tensor ids = tensor(std::vector<int64_t>{0, 2, 2, 4});

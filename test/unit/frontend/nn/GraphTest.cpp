@@ -83,7 +83,7 @@ struct EvalGraph : Graph<EvalGraph> {
 // The same step done eagerly, PyTorch style.
 Tensor eagerStep(Sequential& model, optim::SGD& opt, const Batch& b) {
   Tensor loss = cross_entropy(model->forward(b.x), b.y);
-  opt.zero_grad();
+  opt.zero_grad(/*set_to_none=*/true);
   loss.backward();
   opt.step();
   return loss;
@@ -502,7 +502,7 @@ TEST(GraphTrainingTest, AccumulatedGradientsAreScaledAndKeptBetweenCalls) {
   }
   // The next call only accumulates: .grad holds half its gradient at the updated weights.
   eager->load_state_dict(model->state_dict());
-  eager->zero_grad();
+  eager->zero_grad(/*set_to_none=*/true);
   cross_entropy(eager->forward(micro[0].x), micro[0].y).backward();
   graph(micro[0].x, micro[0].y);
   for (const auto& [name, p] : model->named_parameters()) {

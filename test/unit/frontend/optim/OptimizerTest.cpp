@@ -22,20 +22,21 @@ using testing::setGrads;
 
 // ---- zero_grad ------------------------------------------------------------------------
 
-TEST(Optimizer, ZeroGradSetsGradientsToNoneByDefault) {
+TEST(Optimizer, ZeroGradWithSetToNoneClearsGradients) {
   std::vector<Tensor> params = makeParams(kFloat64);
   setGrads(params, 0);
   SGD opt(params, 0.1);
-  opt.zero_grad();
+  opt.zero_grad(/*set_to_none=*/true);
   for (const Tensor& p : params) EXPECT_FALSE(p.grad().defined());
 }
 
-TEST(Optimizer, ZeroGradWithoutSetToNoneZeroesInPlace) {
+// LibTorch 1.13's default.
+TEST(Optimizer, ZeroGradZeroesInPlaceByDefault) {
   std::vector<Tensor> params = makeParams(kFloat64);
   setGrads(params, 0);
   Tensor before = params[0].grad();
   SGD opt(params, 0.1);
-  opt.zero_grad(/*set_to_none=*/false);
+  opt.zero_grad();
   EXPECT_TRUE(params[0].grad().is_same(before));
   EXPECT_TRUE(closeTo(params[0].grad(), std::vector<double>(6, 0.0)));
   EXPECT_TRUE(closeTo(params[1].grad(), std::vector<double>(4, 0.0)));

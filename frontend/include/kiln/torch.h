@@ -1,0 +1,14 @@
+// kiln/torch.h: compiles a LibTorch program with Kiln when it replaces
+// `#include <torch/torch.h>`. Kiln spells its API as LibTorch does, so the shim is the
+// namespace alias plus LibTorch's macro names; docs/LIBTORCH.md lists what still differs.
+#pragma once
+
+#include "kiln/kiln.h"
+
+namespace torch = kiln;
+
+// TORCH_MODULE(Linear) declares the holder of LinearImpl.
+#define TORCH_MODULE(Name) KILN_MODULE(Name)
+#define TORCH_MODULE_IMPL(Name, ImplType) KILN_MODULE_IMPL(Name, ImplType)
+// TORCH_ARG(double, lr) = 0.1; in an options struct.
+#define TORCH_ARG(T, name) KILN_ARG(T, name)
