@@ -148,7 +148,7 @@ void expectTracedStepMatchesEager(const std::string& backend, MakeOptimizer make
   };
   auto step = [](nn::Sequential& model, auto& opt, const Tensor& x, const Tensor& y) {
     Tensor loss = cross_entropy(model->forward(x), y);
-    opt.zero_grad();
+    opt.zero_grad(/*set_to_none=*/true);
     loss.backward();
     opt.step();
     return loss;
@@ -206,7 +206,7 @@ TEST(CudaTrace, MlirLaunchesEveryFusedKernelOfTheMlpStepFromPtx) {
   auto traced = jit::trace(
       [&](Tensor x, Tensor y) {
         Tensor loss = cross_entropy(model->forward(x), y);
-        opt.zero_grad();
+        opt.zero_grad(/*set_to_none=*/true);
         loss.backward();
         opt.step();
         return loss;
