@@ -23,6 +23,8 @@ PACKAGES=(
   libdnnl-dev libhalide14-0-dev zlib1g-dev
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # kiln::distributed and its tests under mpirun (Open MPI; docs/DISTRIBUTED.md)
+  libopenmpi-dev openmpi-bin
   # Data for examples
   dataset-fashion-mnist
 )
@@ -61,7 +63,7 @@ else
 fi
 
 for tool in /usr/lib/llvm-22/bin/mlir-tblgen /usr/lib/llvm-22/bin/FileCheck \
-            /usr/lib/llvm-22/lib/libMLIR.so /usr/bin/bazel; do
+            /usr/lib/llvm-22/lib/libMLIR.so /usr/bin/bazel /usr/bin/mpicxx /usr/bin/mpirun; do
   [[ -e $tool ]] || { echo "bootstrap: expected $tool after install, not found" >&2; exit 1; }
 done
 

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A rank that throws and stays alive: the other ranks' waits must time out with a
+# kiln::Error naming the collective, and the job must end (PeerFailureMain.cpp).
+#   peer_failure_test.sh BINARY NP...
+set -uo pipefail
+binary="$1"
+shift
+if ! command -v mpirun >/dev/null; then
+  echo "built without MPI: DistributedTest checks that every call says so"
+  exit 0
+fi
+export TMPDIR=/tmp KILN_DIST_TIMEOUT=2
+for np in "$@"; do
+  echo "=== mpirun -np $np $(basename "$binary")"
+  # 60 s bounds the run if the timeout is broken (the stuck rank sleeps 60 s, then exits).
+  out="$(timeout 90 mpirun -np "$np" --oversubscribe --allow-run-as-root --bind-to none \
+           "$binary" 2>&1)"
+  status=$?
+  echo "$out"
+  [[ $status -ne 0 && $status -ne 124 ]] ||
+    { echo "FAIL: expected the job to fail (not hang), exit status $status"; exit 1; }
+  grep -q "rank 1: the step failed on purpose" <<<"$out" ||
+    { echo "FAIL: rank 1's failure is missing"; exit 1; }
+  expected="rank 0 caught: kiln::distributed::all_reduce: timed out after 2 s waiting for the other ranks (float32 [4], sum; rank 0 of $np, started at test/unit/frontend/distributed/PeerFailureMain.cpp:"
+  grep -qF "$expected" <<<"$out" ||
+    { echo "FAIL: rank 0 did not report the timeout as expected:"; echo "$expected"; exit 1; }
+  if grep -q UNEXPECTED <<<"$out"; then echo "FAIL: a collective completed"; exit 1; fi
+done
+echo "PASS"
