@@ -6,14 +6,12 @@
 #include <exception>
 #include <map>
 #include <mutex>
-#include <numeric>
 #include <thread>
 #include <vector>
 
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
-#include "kiln/core/Random.h"
 
 namespace kiln::data {
 
@@ -21,20 +19,11 @@ namespace {
 
 constexpr std::string_view kOp = "data::DataLoader";
 
-// 0 .. n-1, or its Fisher-Yates shuffle drawn from Philox(seed): step i swaps i with
-// j = floor(u * (i + 1)) for the 64-bit u made of words 2i and 2i + 1 of the stream.
-std::vector<size_t> visitOrder(size_t n, bool shuffle, uint64_t seed) {
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t(0));
-  if (!shuffle || n < 2) return order;
-  std::vector<uint32_t> words(2 * n);
-  fillRandomBits(Generator{seed, 0}, words);
-  for (size_t i = n - 1; i > 0; --i) {
-    const uint64_t u = uint64_t(words[2 * i]) | uint64_t(words[2 * i + 1]) << 32;
-    const size_t j = size_t((unsigned __int128)u * (i + 1) >> 64);
-    std::swap(order[i], order[j]);
-  }
-  return order;
+// The dataset indices epoch `epoch` visits: the sampler's, or the loader's own order.
+std::vector<size_t> epochOrder(const Dataset& dataset, const DataLoaderOptions& options,
+                               uint64_t epoch) {
+  if (options.sampler) return options.sampler->indices(dataset.size(), epoch);
+  return detail::visitOrder(dataset.size(), options.shuffle, options.seed + epoch);
 }
 
 // Examples stacked along dim 0; targets too, unless every one is undefined.
@@ -62,7 +51,7 @@ class DataLoader::Epoch {
         options_(options),
         epoch_(epoch),
         loc_(loc),
-        order_(visitOrder(dataset_->size(), options.shuffle, options.seed + epoch)),
+        order_(epochOrder(*dataset_, options, epoch)),
         numBatches_(batchCount(order_.size(), options)) {
     try {
       for (size_t w = 0; w < options_.num_workers && w < numBatches_; ++w)
@@ -210,6 +199,9 @@ DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions optio
     : dataset_(std::move(dataset)), options_(std::move(options)), loc_(loc) {
   if (!dataset_) throw Error::make(loc, kOp, "got no dataset (a null pointer)");
   if (options_.batch_size == 0) throw Error::make(loc, kOp, "batch_size must be at least 1");
+  if (options_.sampler && options_.shuffle)
+    throw Error::make(loc, kOp, "shuffle and a sampler exclude each other (the sampler orders ",
+                      "the epoch; DistributedSampler shuffles itself)");
   if (options_.num_workers > 0 && options_.prefetch == 0)
     throw Error::make(loc, kOp, "prefetch must be at least 1 when num_workers is ",
                       options_.num_workers);
@@ -228,7 +220,11 @@ DataLoader::Iterator DataLoader::begin() {
 
 DataLoader::Iterator DataLoader::end() { return Iterator(); }
 
-size_t DataLoader::size() const { return Epoch::batchCount(dataset_->size(), options_); }
+size_t DataLoader::size() const {
+  const size_t examples =
+      options_.sampler ? options_.sampler->size(dataset_->size()) : dataset_->size();
+  return Epoch::batchCount(examples, options_);
+}
 
 Batch& DataLoader::Iterator::operator*() const { return epoch_->current(); }
 

@@ -12,6 +12,7 @@
 
 #include "kiln/core/Tensor.h"
 #include "kiln/data/Dataset.h"
+#include "kiln/data/Sampler.h"
 #include "kiln/data/Transforms.h"
 
 namespace kiln::data {
@@ -28,6 +29,8 @@ struct DataLoaderOptions {
   // Fisher-Yates shuffle on Philox words), the same for every num_workers.
   bool shuffle = false;
   uint64_t seed = 0;
+  // Chooses each epoch's indices instead (DistributedSampler); excludes shuffle.
+  std::shared_ptr<Sampler> sampler{};
   // Leaves out a last batch smaller than batch_size.
   bool drop_last = false;
   // Background threads assembling batches; 0 assembles each batch inline when the loop
@@ -50,7 +53,7 @@ class DataLoader {
  public:
   class Iterator;
 
-  // kiln::Error for batch_size 0, or prefetch 0 with workers.
+  // kiln::Error for batch_size 0, prefetch 0 with workers, or a sampler with shuffle.
   DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options = {},
              const SourceLoc& loc = SourceLoc::current());
   // Takes a dataset by value: DataLoader(data::MNIST(root), {.batch_size = 64}).
