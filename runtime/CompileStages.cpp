@@ -3,6 +3,7 @@
 
 #include "bridge/OpBridge.h"
 #include "llvm/Support/raw_ostream.h"
+#include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/Pass.h"
@@ -17,6 +18,13 @@ std::string printed(mlir::Operation* op) {
   return text;
 }
 
+
+std::string bytecodeOf(mlir::Operation* op) {
+  std::string bytes;
+  llvm::raw_string_ostream out(bytes);
+  if (mlir::failed(mlir::writeBytecodeToFile(op, out))) return "";
+  return bytes;
+}
 
 namespace {
 

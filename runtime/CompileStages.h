@@ -28,6 +28,9 @@ namespace kiln::runtime {
 // `op` printed with its locations.
 std::string printed(mlir::Operation* op);
 
+// `op` as MLIR bytecode ("" if it cannot be written): disk cache keys and entries.
+std::string bytecodeOf(mlir::Operation* op);
+
 // Writes IR files "<dir>/<function>.<pid>.<program>.<n>-<stage>.mlir": after every stage when
 // KILN_DUMP_IR=<dir> is set, and the IR a failing pass left behind in any case (to the
 // temporary directory without KILN_DUMP_IR). Files are written atomically.

@@ -84,12 +84,6 @@ std::string optionsKey(const mlir::kiln::CpuPipelineOptions& options) {
          std::to_string(options.fuseMaxInputs);
 }
 
-std::string bytecodeOf(mlir::Operation* op) {
-  std::string bytes;
-  llvm::raw_string_ostream out(bytes);
-  if (mlir::failed(mlir::writeBytecodeToFile(op, out))) return "";
-  return bytes;
-}
 
 }  // namespace
 

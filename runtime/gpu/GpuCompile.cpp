@@ -10,7 +10,9 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
+#include "mlir/Parser/Parser.h"
 #include "runtime/CompileStages.h"
+#include "runtime/cache/DiskCache.h"
 #include "runtime/HostPlan.h"
 #include "runtime/gpu/CudaLaunch.h"
 #include "runtime/gpu/MlirGpuKernels.h"
@@ -50,7 +52,38 @@ std::vector<mlir::func::FuncOp> fusionKernels(mlir::ModuleOp module) {
   return kernels;
 }
 
+// Bumped whenever kiln-gpu-pipeline's output for the same module changes.
+constexpr std::string_view kGpuPipelineVersion = "kiln-gpu-pipeline/1";
+
 }  // namespace
+
+GpuKernels mlirGpuKernels(mlir::ModuleOp planned, const mlir::kiln::GpuPipelineOptions& options,
+                          const DiskCache& cache, IrDumps& dumps, bool& fromCache, std::string_view op,
+                          const SourceLoc& loc) {
+  mlir::MLIRContext* context = planned.getContext();
+  const std::string key =
+      cache.enabled()
+          ? DiskCache::keyOf({bytecodeOf(planned), options.chip, options.features, options.format,
+                              std::to_string(options.blockSize), kGpuPipelineVersion,
+                              DiskCache::fileIdentityOf(reinterpret_cast<const void*>(&mlirGpuKernels))})
+          : "";
+  fromCache = false;
+  mlir::OwningOpRef<mlir::ModuleOp> pipelined;
+  if (std::optional<CacheEntry> entry = cache.load(key)) {
+    mlir::ParserConfig config(context);
+    pipelined = mlir::parseSourceString<mlir::ModuleOp>(entry->module, config);
+    fromCache = bool(pipelined);
+  }
+  if (!pipelined) {
+    pipelined = mlir::OwningOpRef<mlir::ModuleOp>(llvm::cast<mlir::ModuleOp>(planned->clone()));
+    mlir::PassManager pm(context);
+    mlir::kiln::buildGpuKernelPipeline(pm, options);
+    runStage(pm, *pipelined, "GPU", "kernels", dumps, op, loc);
+    if (cache.enabled()) cache.store(key, {bytecodeOf(*pipelined), ""});
+  }
+  dumps.write("gpu", *pipelined);
+  return readLaunchPlans(*pipelined);
+}
 
 std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const CallbackTable* callbacks,
                                               const CompileRequest& request, Generator generator,
@@ -75,16 +108,12 @@ std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const Cal
   ScheduledProgram::Kernels kernels;
   std::string declined;
   if (generator == Generator::MLIR) {
-    mlir::OwningOpRef<mlir::ModuleOp> pipelined(llvm::cast<mlir::ModuleOp>((*module)->clone()));
-    mlir::PassManager pm(context);
     mlir::kiln::GpuPipelineOptions options;
     options.chip = info.arch();
     options.features = info.major >= 10 ? "+ptx86" : "+ptx80";
-    mlir::kiln::buildGpuKernelPipeline(pm, options);
-    runStage(pm, *pipelined, "GPU", "kernels", dumps, op, loc);
-    clock.lap("kiln-gpu-pipeline");
-    dumps.write("gpu", *pipelined);
-    GpuKernels read = readLaunchPlans(*pipelined);
+    bool fromCache = false;
+    GpuKernels read = mlirGpuKernels(*module, options, DiskCache::global(), dumps, fromCache, op, loc);
+    clock.lap(fromCache ? "kiln-gpu-pipeline (from the disk cache)" : "kiln-gpu-pipeline");
     for (auto& [kernel, plan] : read.plans) {
       if (dumps.enabled())
         for (const Launch& launch : plan.launches) dumps.write("ptx-" + launch.entry, launch.image, ".ptx");

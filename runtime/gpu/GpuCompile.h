@@ -12,6 +12,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "runtime/Backend.h"
 #include "runtime/HostCallbacks.h"
+#include "runtime/gpu/MlirGpuKernels.h"
+
+namespace kiln::runtime {
+class DiskCache;
+class IrDumps;
+}  // namespace kiln::runtime
 
 namespace kiln::runtime::gpu {
 
@@ -19,6 +25,15 @@ enum class Generator {
   MLIR,   // kiln-gpu-pipeline: NVVM, PTX by LLVM's NVPTX backend, loaded by the driver
   NVRTC,  // each kernel as CUDA C (runtime/nvrtc), compiled by NVRTC to a cubin
 };
+
+// The MLIR generator's kernels for a planned module (unchanged): kiln-gpu-pipeline's
+// kernel half for `options.chip`, read into launch plans. The pipelined module (kernels and
+// their PTX) is kept in `cache` keyed by the planned module, the chip, the features and this
+// build of Kiln, so a later process parses it instead of running LLVM's NVPTX backend;
+// `fromCache` says which happened. No device is needed.
+GpuKernels mlirGpuKernels(mlir::ModuleOp planned, const mlir::kiln::GpuPipelineOptions& options,
+                          const DiskCache& cache, IrDumps& dumps, bool& fromCache, std::string_view op,
+                          const SourceLoc& loc);
 
 // `main` compiled for `request.device` (a CUDA device, which must be present: its compute
 // capability picks the chip). Failures are CompileErrors naming `op`.
