@@ -1,6 +1,7 @@
 // View and data-movement ops of the op table (reshape, transpose, expand, slice, concat,
 // copy) and the Tensor methods built on them. Eager views share storage; the tracer still
 // records them as kiln ops.
+#include <optional>
 #include <cstring>
 #include <numeric>
 
@@ -38,8 +39,45 @@ std::vector<TensorMeta> reshapeShape(const OpDef& op, std::span<const TensorMeta
   return {out};
 }
 
+// The strides that show `shape` over the storage a tensor of `oldShape` and `oldStrides`
+// views, in the same element order, or nullopt where no strides can (PyTorch's
+// computeStride): runs of old dims laid out as one block ("chunks") may be split and merged
+// freely, size-1 dims added or dropped anywhere, and nothing else.
+std::optional<Strides> viewStrides(const Shape& oldShape, const Strides& oldStrides, const Shape& shape) {
+  if (oldShape.empty() || numel(oldShape) == 0) return contiguousStrides(shape);
+  Strides strides(shape.size(), 0);
+  int64_t viewD = int64_t(shape.size()) - 1;
+  int64_t chunkBaseStride = oldStrides.back();
+  int64_t tensorNumel = 1, viewNumel = 1;
+  for (int64_t d = int64_t(oldShape.size()) - 1; d >= 0; --d) {
+    tensorNumel *= oldShape[size_t(d)];
+    // The end of a chunk: the dim before is not laid out right after this one.
+    if (d == 0 ||
+        (oldShape[size_t(d - 1)] != 1 && oldStrides[size_t(d - 1)] != tensorNumel * chunkBaseStride)) {
+      while (viewD >= 0 && (viewNumel < tensorNumel || shape[size_t(viewD)] == 1)) {
+        strides[size_t(viewD)] = viewNumel * chunkBaseStride;
+        viewNumel *= shape[size_t(viewD)];
+        --viewD;
+      }
+      if (viewNumel != tensorNumel) return std::nullopt;
+      if (d > 0) {
+        chunkBaseStride = oldStrides[size_t(d - 1)];
+        tensorNumel = 1;
+        viewNumel = 1;
+      }
+    }
+  }
+  if (viewD != -1) return std::nullopt;
+  return strides;
+}
+
 Tensor reshapeView(const OpArgs& args, const TensorMeta& out) {
   const Tensor& x = args.inputs[0];
+  // A view where strides can show the new shape (select, squeeze and unsqueeze of any
+  // tensor, as in PyTorch), else a contiguous copy.
+  if (!x.is_contiguous())
+    if (std::optional<Strides> strides = viewStrides(x.sizes(), x.strides(), out.shape))
+      return aliasOf(x, out.shape, std::move(*strides), x.storage_offset());
   // A placeholder (symbolic trace) has no values to copy: its copy is a fresh placeholder.
   Tensor source = x.is_contiguous()    ? x
                   : x.is_placeholder() ? detail::emptyTensor(x.sizes(), x.dtype(), x.device(), true, args.loc)

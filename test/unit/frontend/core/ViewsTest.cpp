@@ -64,6 +64,34 @@ TEST(ViewsTest, ReshapeOfANonContiguousTensorCopies) {
   EXPECT_EQ(valuesAsDouble(r), (D{0, 3, 1, 4, 2, 5}));
 }
 
+// As PyTorch's reshape: a view wherever the new shape can be expressed with strides over the
+// same storage (adding or dropping size-1 dims, splitting or merging dims that are laid out
+// together), so select, squeeze and unsqueeze of a non-contiguous tensor are views and a
+// write through them reaches the base tensor.
+TEST(ViewsTest, ReshapeOfANonContiguousTensorIsAViewWhereStridesAllowIt) {
+  Tensor x = ramp({2, 3});
+  Tensor column = x.t().select(0, 1);  // x[:, 1]
+  EXPECT_TRUE(sharesStorage(column, x));
+  EXPECT_EQ(column.strides(), (Strides{3}));
+  EXPECT_EQ(valuesAsDouble(column), (D{1, 4}));
+  column.fill_(9.0);
+  EXPECT_EQ(valuesAsDouble(x), (D{0, 9, 2, 3, 9, 5}));
+
+  Tensor t = ramp({2, 3}).t();  // shape [3, 2], strides [1, 3]
+  Tensor u = t.unsqueeze(1);
+  EXPECT_TRUE(sharesStorage(u, t));
+  EXPECT_EQ(u.sizes(), (Shape{3, 1, 2}));
+  EXPECT_EQ(valuesAsDouble(u), valuesAsDouble(t));
+  EXPECT_TRUE(sharesStorage(u.squeeze(1), t));
+
+  // A slice with steps, split into two dims: a view with the slice's strides.
+  Tensor s = ramp({12}).slice(0, 0, 12, 2);  // 0 2 4 ... 10, stride 2
+  Tensor r = s.reshape({2, 3});
+  EXPECT_TRUE(sharesStorage(r, s));
+  EXPECT_EQ(r.strides(), (Strides{6, 2}));
+  EXPECT_EQ(valuesAsDouble(r), (D{0, 2, 4, 6, 8, 10}));
+}
+
 TEST(ViewsTest, ReshapeErrors) {
   Tensor x = ramp({2, 3});
   EXPECT_KILN_ERROR(x.reshape({4}), ShapeError,
