@@ -177,6 +177,9 @@ Tensor index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor
 // torch.gather: out[i][j] = x[index[i][j]][j] for dim 0, etc.; index has x's rank.
 Tensor gather(const Tensor& x, int64_t dim, const Tensor& index,
               const SourceLoc& loc = SourceLoc::current());
+// The positions of x's nonzero elements in row-major order, int64 [n, x.dim()]. The
+// shape depends on the values, so this reads them (a symbolic trace cannot record it).
+Tensor nonzero(const Tensor& x, const SourceLoc& loc = SourceLoc::current());
 // Position of the maximum along `dim` (first on ties), int64.
 // Without a dim, the position in the flattened tensor (a 0-d result).
 Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,

@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -24,6 +25,9 @@ namespace kiln {
 namespace autograd {
 class Node;
 }  // namespace autograd
+namespace indexing {
+class TensorIndex;
+}  // namespace indexing
 
 // The state a Tensor handle points to. Views share `storage`; every field but the
 // autograd ones describes which elements of it the tensor sees.
@@ -246,6 +250,25 @@ class Tensor {
   Tensor gather(int64_t dim, const Tensor& index, const SourceLoc& loc = SourceLoc::current()) const;
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source,
                    const SourceLoc& loc = SourceLoc::current()) const;
+  // The positions of the nonzero elements, int64 [n, dim()] (data-dependent: a value read).
+  Tensor nonzero(const SourceLoc& loc = SourceLoc::current()) const;
+  // LibTorch's indexing (kiln/core/TensorIndex.h): x.index({Slice(), 0}),
+  // x.index({"...", None}), x.index({mask}), x.index({rows, cols}). Integers, slices, None
+  // and Ellipsis give a view; tensor indices gather a copy (numpy's advanced indexing).
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices,
+               const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor index(const std::vector<indexing::TensorIndex>& indices,
+               const SourceLoc& loc = SourceLoc::current()) const;
+  // Writes `value` (broadcast to x.index(indices)'s shape) at those positions, in place,
+  // with the rules of add_ and copy_. A tensor value must have this tensor's dtype.
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value,
+                     const SourceLoc& loc = SourceLoc::current());
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Scalar& value,
+                     const SourceLoc& loc = SourceLoc::current());
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& value,
+                     const SourceLoc& loc = SourceLoc::current());
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& value,
+                     const SourceLoc& loc = SourceLoc::current());
 
   // ---- autograd ---------------------------------------------------------------------
   bool requires_grad() const { return impl_->requiresGrad; }
@@ -293,3 +316,6 @@ T Tensor::item(const SourceLoc& loc) const {
 }
 
 }  // namespace kiln
+
+// TensorIndex holds a Tensor, so it is defined once Tensor is complete.
+#include "kiln/core/TensorIndex.h"  // IWYU pragma: export
