@@ -16,6 +16,7 @@
 #include "kiln/data/Transforms.h"
 #include "kiln/io/Npy.h"
 #include "kiln/io/Safetensors.h"
+#include "kiln/io/Serialize.h"
 #include "kiln/jit/Trace.h"
 #include "kiln/nn/Graph.h"
 #include "kiln/nn/Modules.h"
