@@ -14,7 +14,7 @@ constexpr int64_t kPixels = 3 * 32 * 32;
 constexpr int64_t kRecordBytes = 1 + kPixels;
 constexpr int kClasses = 10;
 
-Example readBatch(const std::string& path, std::string_view op, const SourceLoc& loc) {
+Example<> readBatch(const std::string& path, std::string_view op, const SourceLoc& loc) {
   const std::vector<uint8_t> bytes = detail::readFileBytes(path, op, loc);
   const int64_t size = int64_t(bytes.size());
   if (size == 0) throw IOError::make(loc, op, path, ": empty file");
@@ -50,7 +50,7 @@ TensorDataset loadCIFAR10(const std::string& root, bool train, const SourceLoc& 
     names.push_back("test_batch.bin");
   std::vector<Tensor> images, labels;
   for (const std::string& name : names) {
-    Example batch = readBatch(detail::findFile(dirs, name, op, loc), op, loc);
+    Example<> batch = readBatch(detail::findFile(dirs, name, op, loc), op, loc);
     images.push_back(batch.data);
     labels.push_back(batch.target);
   }
@@ -60,7 +60,7 @@ TensorDataset loadCIFAR10(const std::string& root, bool train, const SourceLoc& 
 
 }  // namespace
 
-Example read_cifar10_batch(const std::string& path, const SourceLoc& loc) {
+Example<> read_cifar10_batch(const std::string& path, const SourceLoc& loc) {
   return readBatch(path, "data::read_cifar10_batch", loc);
 }
 

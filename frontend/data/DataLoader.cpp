@@ -27,9 +27,9 @@ std::vector<size_t> epochOrder(const Dataset& dataset, const DataLoaderOptions& 
 }
 
 // Examples stacked along dim 0; targets too, unless every one is undefined.
-Batch stackExamples(const std::vector<Example>& examples, const SourceLoc& loc) {
+Batch stackExamples(const std::vector<Example<>>& examples, const SourceLoc& loc) {
   std::vector<Tensor> data, targets;
-  for (const Example& e : examples) {
+  for (const Example<>& e : examples) {
     data.push_back(e.data);
     if (e.target.defined()) targets.push_back(e.target);
   }
@@ -105,12 +105,12 @@ class DataLoader::Epoch {
     NoGradGuard noGrad;
     const size_t begin = b * options_.batch_size;
     const size_t end = std::min(begin + options_.batch_size, order_.size());
-    std::vector<Example> examples;
+    std::vector<Example<>> examples;
     examples.reserve(end - begin);
     for (size_t i = begin; i < end; ++i) {
       if (stopping_.load(std::memory_order_relaxed)) return {};  // unwanted now
       const size_t index = order_[i];
-      Example example = dataset_->get(index);
+      Example<> example = dataset_->get(index);
       if (options_.transform) example = options_.transform(std::move(example), SampleKey{epoch_, index});
       examples.push_back(std::move(example));
     }

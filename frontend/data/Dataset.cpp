@@ -24,12 +24,12 @@ TensorDataset::TensorDataset(Tensor data, Tensor targets, const SourceLoc& loc)
                            "; both need the same size of dim 0");
 }
 
-Example TensorDataset::get(size_t index) {
+Example<> TensorDataset::get(size_t index) {
   if (index >= size())
     throw ShapeError::make(loc_, "data::TensorDataset", "index ", index,
                            " is out of range for a dataset of ", size(), " examples");
   const int64_t i = int64_t(index);
-  Example example{row(data_, i, loc_), Tensor()};
+  Example<> example{row(data_, i, loc_), Tensor()};
   if (targets_.defined()) example.target = row(targets_, i, loc_);
   return example;
 }

@@ -53,7 +53,8 @@ Tensor ToFloat::operator()(const Tensor& x) const {
 
 // ---- Normalize ------------------------------------------------------------------------
 
-Normalize::Normalize(std::vector<double> mean, std::vector<double> std, const SourceLoc& loc)
+NormalizeChannels::NormalizeChannels(std::vector<double> mean, std::vector<double> std,
+                                     const SourceLoc& loc)
     : mean_(std::move(mean)), std_(std::move(std)), loc_(loc) {
   constexpr std::string_view op = "data::transforms::Normalize";
   if (mean_.empty() || mean_.size() != std_.size())
@@ -63,7 +64,7 @@ Normalize::Normalize(std::vector<double> mean, std::vector<double> std, const So
     if (std_[c] == 0) throw Error::make(loc, op, "std of channel ", c, " is 0");
 }
 
-Tensor Normalize::operator()(const Tensor& x) const {
+Tensor NormalizeChannels::operator()(const Tensor& x) const {
   constexpr std::string_view op = "data::transforms::Normalize";
   checkImage(x, 3, op, loc_);
   if (!x.is_floating_point())
@@ -146,20 +147,20 @@ Tensor RandomHorizontalFlip::operator()(const Tensor& x) const {
 
 // ---- Compose --------------------------------------------------------------------------
 
-Example Compose::operator()(Example example, const SampleKey& key) const {
+Example<> Compose::operator()(Example<> example, const SampleKey& key) const {
   for (const Transform& step : steps_) example = step(std::move(example), key);
   return example;
 }
 
-Example Compose::operator()(Example example) const {
+Example<> Compose::operator()(Example<> example) const {
   for (const Transform& step : steps_) example = step(std::move(example));
   return example;
 }
 
 Tensor Compose::operator()(const Tensor& x, const SampleKey& key) const {
-  return (*this)(Example{x, Tensor()}, key).data;
+  return (*this)(Example<>{x, Tensor()}, key).data;
 }
 
-Tensor Compose::operator()(const Tensor& x) const { return (*this)(Example{x, Tensor()}).data; }
+Tensor Compose::operator()(const Tensor& x) const { return (*this)(Example<>{x, Tensor()}).data; }
 
 }  // namespace kiln::data::transforms

@@ -12,6 +12,7 @@
 #include "kiln/data/CIFAR10.h"
 #include "kiln/data/DataLoader.h"
 #include "kiln/data/Dataset.h"
+#include "kiln/data/DatasetPipeline.h"
 #include "kiln/data/MNIST.h"
 #include "kiln/data/Transforms.h"
 #include "kiln/io/Npy.h"

@@ -14,7 +14,7 @@ namespace kiln::data {
 // int64 [N]. kiln::IOError naming the file and what is wrong: cannot be opened or read,
 // corrupt or truncated gzip data, empty, not a whole number of 3073-byte records, or a
 // label outside 0-9.
-Example read_cifar10_batch(const std::string& path, const SourceLoc& loc = SourceLoc::current());
+Example<> read_cifar10_batch(const std::string& path, const SourceLoc& loc = SourceLoc::current());
 
 // CIFAR-10 under `root` or `root`/cifar-10-batches-bin (the layout of the official
 // cifar-10-binary.tar.gz): data_batch_1.bin ... data_batch_5.bin concatenated in order

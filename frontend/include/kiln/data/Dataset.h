@@ -8,11 +8,13 @@
 
 namespace kiln::data {
 
-// One sample: its input and its label. `target` may be undefined (unlabelled data); a
-// batch then has an undefined target too.
+// One sample: its input and its label, as LibTorch's torch::data::Example<> (the types
+// are parameters there too; the DataLoader batches Example<>). `target` may be undefined
+// (unlabelled data); a batch then has an undefined target too.
+template <class Data = Tensor, class Target = Tensor>
 struct Example {
-  Tensor data;
-  Tensor target;
+  Data data;
+  Target target;
 };
 
 // Random access to `size()` examples. The DataLoader calls get() from its worker threads,
@@ -21,7 +23,7 @@ struct Example {
 class Dataset {
  public:
   virtual ~Dataset() = default;
-  virtual Example get(size_t index) = 0;
+  virtual Example<> get(size_t index) = 0;
   virtual size_t size() const = 0;
 };
 
@@ -33,7 +35,7 @@ class TensorDataset : public Dataset {
   TensorDataset(Tensor data, Tensor targets = Tensor(),
                 const SourceLoc& loc = SourceLoc::current());
 
-  Example get(size_t index) override;
+  Example<> get(size_t index) override;
   size_t size() const override;
 
   const Tensor& data() const { return data_; }

@@ -50,17 +50,29 @@ class ToFloat {
 };
 
 // (x[c] - mean[c]) / std[c] per channel (dim -3), computed in x's floating dtype as
-// torchvision's Normalize. One value applies to every channel.
-class Normalize {
+// torchvision's Normalize. One value applies to every channel. Normalize<> is its name.
+class NormalizeChannels {
  public:
-  Normalize(std::vector<double> mean, std::vector<double> std,
-            const SourceLoc& loc = SourceLoc::current());
+  NormalizeChannels(std::vector<double> mean, std::vector<double> std,
+                    const SourceLoc& loc = SourceLoc::current());
   Tensor operator()(const Tensor& x) const;
 
  private:
   std::vector<double> mean_;
   std::vector<double> std_;
   SourceLoc loc_;
+};
+
+// Normalize({0.5, 0.5, 0.5}, {0.2, 0.2, 0.2}), or LibTorch's Normalize<>(0.1307, 0.3081).
+// Target is LibTorch's parameter (the example's target type, passed through unchanged).
+template <class Target = Tensor>
+class Normalize : public NormalizeChannels {
+ public:
+  Normalize(std::vector<double> mean, std::vector<double> std,
+            const SourceLoc& loc = SourceLoc::current())
+      : NormalizeChannels(std::move(mean), std::move(std), loc) {}
+  Normalize(double mean, double std, const SourceLoc& loc = SourceLoc::current())
+      : NormalizeChannels({mean}, {std}, loc) {}
 };
 
 // Zero padding of `padding` elements on each side of the last two dims.
@@ -118,8 +130,8 @@ class Transform {
     requires(!std::same_as<std::remove_cvref_t<F>, Transform>)
   Transform(F f) : fn_(adapt(std::move(f))) {}  // NOLINT: implicit, so lists of steps read well
 
-  Example operator()(Example example, const SampleKey& key) const { return apply(std::move(example), &key); }
-  Example operator()(Example example) const { return apply(std::move(example), nullptr); }
+  Example<> operator()(Example<> example, const SampleKey& key) const { return apply(std::move(example), &key); }
+  Example<> operator()(Example<> example) const { return apply(std::move(example), nullptr); }
   Tensor operator()(const Tensor& x, const SampleKey& key) const { return apply({x, Tensor()}, &key).data; }
   Tensor operator()(const Tensor& x) const { return apply({x, Tensor()}, nullptr).data; }
 
@@ -127,9 +139,9 @@ class Transform {
 
  private:
   // `key` null: a call without a key (see above).
-  using Fn = std::function<Example(Example, const SampleKey*)>;
+  using Fn = std::function<Example<>(Example<>, const SampleKey*)>;
 
-  Example apply(Example example, const SampleKey* key) const {
+  Example<> apply(Example<> example, const SampleKey* key) const {
     return fn_ ? fn_(std::move(example), key) : example;
   }
 
@@ -145,17 +157,17 @@ class Transform {
   template <class F>
   static Fn adapt(F f) {
     constexpr bool onExample =
-        std::invocable<const F&, Example> || std::invocable<const F&, Example, const SampleKey&>;
+        std::invocable<const F&, Example<>> || std::invocable<const F&, Example<>, const SampleKey&>;
     constexpr bool onTensor = std::invocable<const F&, const Tensor&> ||
                               std::invocable<const F&, const Tensor&, const SampleKey&>;
     static_assert(onExample || onTensor,
                   "a transform is callable on a Tensor or an Example, optionally with a SampleKey");
     if constexpr (onExample) {
-      return [f = std::move(f)](Example e, const SampleKey* key) -> Example {
+      return [f = std::move(f)](Example<> e, const SampleKey* key) -> Example<> {
         return call(f, std::move(e), key);
       };
     } else {
-      return [f = std::move(f)](Example e, const SampleKey* key) -> Example {
+      return [f = std::move(f)](Example<> e, const SampleKey* key) -> Example<> {
         e.data = call(f, std::as_const(e.data), key);
         return e;
       };
@@ -171,8 +183,8 @@ class Compose {
   Compose(std::initializer_list<Transform> steps) : steps_(steps) {}
   explicit Compose(std::vector<Transform> steps) : steps_(std::move(steps)) {}
 
-  Example operator()(Example example, const SampleKey& key) const;
-  Example operator()(Example example) const;
+  Example<> operator()(Example<> example, const SampleKey& key) const;
+  Example<> operator()(Example<> example) const;
   Tensor operator()(const Tensor& x, const SampleKey& key) const;
   Tensor operator()(const Tensor& x) const;
 

@@ -35,7 +35,7 @@ TEST(CIFAR10Test, ReadsABatchPlainAndGzipped) {
   writeFile(dir + "/data_batch_1.bin", file);
   writeFile(dir + "/gzipped.bin", gzip(file));
   for (const std::string name : {"data_batch_1.bin", "gzipped.bin"}) {
-    Example batch = read_cifar10_batch(dir + "/" + name);
+    Example<> batch = read_cifar10_batch(dir + "/" + name);
     ASSERT_EQ(batch.data.sizes(), (Shape{3, 3, 32, 32}));
     ASSERT_EQ(batch.data.dtype(), kFloat32);
     ASSERT_EQ(batch.target.sizes(), (Shape{3}));
@@ -63,7 +63,7 @@ TEST(CIFAR10Test, TrainingSetConcatenatesTheFiveBatchesInOrder) {
   EXPECT_EQ(train.images().sizes(), (Shape{10, 3, 32, 32}));
   for (int64_t i = 0; i < 10; ++i)
     EXPECT_EQ(train.targets().data_ptr<int64_t>()[i], i / 2 + 1 + i % 2) << i;
-  Example third = train.get(3);  // record 1 of data_batch_2.bin
+  Example<> third = train.get(3);  // record 1 of data_batch_2.bin
   EXPECT_EQ(third.data.sizes(), (Shape{3, 32, 32}));
   EXPECT_EQ(third.data.data_ptr<float>()[10], pixel(1, 10));
   EXPECT_EQ(third.target.item<int64_t>(), 3);

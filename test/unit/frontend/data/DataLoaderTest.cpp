@@ -30,7 +30,7 @@ class IndexDataset : public Dataset {
   explicit IndexDataset(size_t n, std::function<void(size_t)> hook = {})
       : n_(n), hook_(std::move(hook)) {}
 
-  Example get(size_t i) override {
+  Example<> get(size_t i) override {
     if (hook_) hook_(i);
     const float v = float(i);
     return {tensor(std::vector<float>{v, v + 0.25f, v + 0.5f}, Shape{1, 1, 3}),
@@ -299,7 +299,7 @@ TEST(DataLoaderTest, TakesDatasetsByValueOrSharedPointer) {
 
 class HalfLabelled : public Dataset {
  public:
-  Example get(size_t i) override {
+  Example<> get(size_t i) override {
     return {zeros({2}), i == 0 ? Tensor() : zeros({}, kInt64)};
   }
   size_t size() const override { return 2; }

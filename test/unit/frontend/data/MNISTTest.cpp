@@ -78,7 +78,7 @@ TEST(MNISTTest, DatasetFindsTrainAndTestFilesPlainOrGzipped) {
   ASSERT_EQ(train.size(), 3u);
   expectImages(train.images());
   expectLabels(train.targets());
-  Example second = train.get(1);
+  Example<> second = train.get(1);
   EXPECT_EQ(second.data.sizes(), (Shape{1, 2, 3}));
   EXPECT_EQ(second.data.data_ptr<float>()[0], float(kPixels[6]) / 255.0f);
   EXPECT_EQ(second.target.dim(), 0);

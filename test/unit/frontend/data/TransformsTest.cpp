@@ -209,18 +209,18 @@ TEST(TransformsTest, ComposeAppliesStepsInOrder) {
 TEST(TransformsTest, ComposeMixesTensorAndExampleSteps) {
   Compose pipeline{
       ToFloat(255),
-      [](Example e) {
+      [](Example<> e) {
         e.target = e.target + int64_t(1);
         return e;
       },
       [](const Tensor& x, const SampleKey& key) { return x + double(key.index); },
   };
-  Example out = pipeline(Example{tensor(std::vector<int32_t>{0, 255}), tensor(std::vector<int64_t>{4})},
+  Example<> out = pipeline(Example<>{tensor(std::vector<int32_t>{0, 255}), tensor(std::vector<int64_t>{4})},
                          SampleKey{0, 3});
   EXPECT_EQ(values(out.data), (std::vector<float>{3.0f, 4.0f}));
   EXPECT_EQ(out.target.data_ptr<int64_t>()[0], 5);
   // Applied to a tensor, example steps see an undefined target.
-  Compose dataOnly{ToFloat(), [](Example e) {
+  Compose dataOnly{ToFloat(), [](Example<> e) {
                      EXPECT_FALSE(e.target.defined());
                      return e;
                    }};
