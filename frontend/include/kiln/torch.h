@@ -3,9 +3,17 @@
 // namespace alias plus LibTorch's macro names; docs/LIBTORCH.md lists what still differs.
 #pragma once
 
+#include <optional>
+
 #include "kiln/kiln.h"
 
 namespace torch = kiln;
+
+// torch::optional, as LibTorch's datasets spell size()'s type.
+namespace kiln {
+using std::nullopt;
+using std::optional;
+}  // namespace kiln
 
 // TORCH_MODULE(Linear) declares the holder of LinearImpl.
 #define TORCH_MODULE(Name) KILN_MODULE(Name)
