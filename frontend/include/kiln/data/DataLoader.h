@@ -17,11 +17,8 @@
 
 namespace kiln::data {
 
-// Examples stacked along a new dim 0.
-struct Batch {
-  Tensor data;
-  Tensor target;
-};
+// Examples stacked along a new dim 0: an Example<>, as LibTorch's Stack<> makes one.
+using Batch = Example<>;
 
 struct DataLoaderOptions {
   size_t batch_size = 1;

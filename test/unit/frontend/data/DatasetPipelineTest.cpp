@@ -57,7 +57,7 @@ TEST(DatasetPipelineTest, ASequentialLoaderStacksBatchesInOrder) {
   EXPECT_EQ(loader->size(), 3u);
   std::vector<int64_t> targets;
   std::vector<Shape> shapes;
-  for (auto& batch : *loader) {
+  for (Example<>& batch : *loader) {  // a stacked batch is an Example<>, as in LibTorch
     shapes.push_back(batch.data.sizes());
     for (int64_t t : valuesAsInt64(batch.target)) targets.push_back(t);
     EXPECT_EQ(valuesAsDouble(batch.data)[0], double(targets[targets.size() - batch.target.numel()]));
