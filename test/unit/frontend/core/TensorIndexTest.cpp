@@ -43,6 +43,16 @@ TEST(TensorIndexTest, IntegersAndSlicesAreTheViewsTheyName) {
   EXPECT_TRUE(x.index({}).is_same(x));
 }
 
+// An integer into an inner dim is a view too (select is narrow + squeeze, and squeeze of the
+// strided narrow is a view), so a write through it reaches the indexed tensor, as in LibTorch.
+TEST(TensorIndexTest, AnIntegerIntoAnInnerDimIsAViewAWriteReaches) {
+  Tensor x = ramp({2, 3});
+  Tensor column = x.index({Slice(), 1});
+  EXPECT_EQ(column.strides(), (Strides{3}));
+  column.fill_(7.0);
+  EXPECT_EQ(valuesAsDouble(x), (std::vector<double>{0, 7, 2, 3, 7, 5}));
+}
+
 TEST(TensorIndexTest, NoneAddsADimAndEllipsisStandsForTheRest) {
   Tensor x = ramp({2, 3, 4});
   EXPECT_EQ(x.index({None}).sizes(), (Shape{1, 2, 3, 4}));
