@@ -292,6 +292,10 @@ TableCall tableCallFor(mlir::Operation* op, const SourceLoc& where) {
                                               : "no op of the table computes it";
     throwAt(op, where, why);
   }
+  for (mlir::Value operand : op->getOperands())
+    if (operand.getType().isIndex())
+      throwAt(op, where, "it has dynamic size operands; specialize the program to its "
+                         "arguments' shapes first (mlir::kiln::specializeShapes)");
   const OpDef* def = found->second;
   // clone/contiguous are recorded as a reshape to the operand's own shape: a copy.
   if (def == &ops::kReshape && op->getNumOperands() == 1 && op->getNumResults() == 1 &&

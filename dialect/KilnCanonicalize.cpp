@@ -56,8 +56,10 @@ struct ComposeBroadcasts : OpRewritePattern<BroadcastInDimOp> {
     ArrayRef<int64_t> outerDims = op.getDims();
     SmallVector<int64_t> dims = llvm::map_to_vector(
         inner.getDims(), [&](int64_t d) { return outerDims[d]; });
-    rewriter.replaceOpWithNewOp<BroadcastInDimOp>(op, inner.getX(), dims,
-                                                  op.getShape());
+    if (!inner.getDynamicShape().empty())
+      return failure();
+    rewriter.replaceOpWithNewOp<BroadcastInDimOp>(
+        op, inner.getX(), op.getDynamicShape(), dims, op.getShape());
     return success();
   }
 };
@@ -86,7 +88,8 @@ struct ReshapeOfSplat : OpRewritePattern<ReshapeOp> {
   LogicalResult matchAndRewrite(ReshapeOp op,
                                 PatternRewriter &rewriter) const override {
     DenseElementsAttr value;
-    if (!matchPattern(op.getX(), m_Constant(&value)) || !value.isSplat())
+    if (!matchPattern(op.getX(), m_Constant(&value)) || !value.isSplat() ||
+        !op.getType().hasStaticShape())
       return failure();
     rewriter.replaceOpWithNewOp<ConstantOp>(
         op, cast<ElementsAttr>(value.resizeSplat(op.getType())));

@@ -555,15 +555,19 @@ OpFoldResult ConvertOp::fold(FoldAdaptor adaptor) {
 //===----------------------------------------------------------------------===//
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
-  if (getX().getType() == getType())
+  // With `?` dims equal types need not mean equal shapes ([?, ?] to [?, ?]).
+  const bool staticShape = getType().hasStaticShape();
+  if (staticShape && getX().getType() == getType())
     return getX();
   if (auto inner = getX().getDefiningOp<ReshapeOp>()) {
-    if (inner.getX().getType() == getType())
+    if (staticShape && inner.getX().getType() == getType())
       return inner.getX();
     // Only the element count matters, so skip the inner reshape in place.
     getXMutable().assign(inner.getX());
     return getResult();
   }
+  if (!staticShape)
+    return {};
   auto constants = foldableConstants({adaptor.getX()}, getType());
   if (!constants)
     return {};
@@ -593,6 +597,8 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
+  if (!getType().hasStaticShape())
+    return {};
   if (getX().getType() == getType())
     return getX();
   auto constants = foldableConstants({adaptor.getX()}, getType());

@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/MathExtras.h"
@@ -202,11 +203,19 @@ LogicalResult checkDimList(const Reporter &r, StringRef name,
   return success();
 }
 
-// Checks a result shape given as an attribute.
+// Checks a result shape given as an attribute whose `?` entries (kDynamic)
+// are the op's `numDynamic` index operands, in order.
 LogicalResult checkSizes(const Reporter &r, StringRef name,
-                         ArrayRef<int64_t> sizes) {
-  if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+                         ArrayRef<int64_t> sizes, size_t numDynamic = 0) {
+  if (llvm::any_of(sizes, [](int64_t s) {
+        return s < 0 && !ShapedType::isDynamic(s);
+      }))
     return r.fail("'", name, "' ", formatShape(sizes), " has a negative size");
+  size_t dynamic = llvm::count_if(sizes, ShapedType::isDynamic);
+  if (dynamic != numDynamic)
+    return r.fail("'", name, "' ", formatShape(sizes), " has ", dynamic,
+                  " dynamic entries but the op has ", numDynamic,
+                  " dynamic size operands");
   return success();
 }
 
@@ -255,6 +264,36 @@ LogicalResult checkWindowOutput(const Reporter &r, ArrayRef<int64_t> out,
 
 // `custom<TypePair>`: the type two operands share, or both types where they
 // differ (a `?` dim of one against a static dim of the other).
+// `custom<DynamicSize>`: an integer, or an `index` value for a dynamic size
+// (the attribute then holds kDynamic), as DynamicIndexList does for lists.
+static ParseResult
+parseDynamicSize(OpAsmParser &parser,
+                 std::optional<OpAsmParser::UnresolvedOperand> &value,
+                 IntegerAttr &size) {
+  OpAsmParser::UnresolvedOperand operand;
+  OptionalParseResult parsed = parser.parseOptionalOperand(operand);
+  if (parsed.has_value()) {
+    if (failed(*parsed))
+      return failure();
+    value = operand;
+    size = parser.getBuilder().getI64IntegerAttr(ShapedType::kDynamic);
+    return success();
+  }
+  int64_t integer;
+  if (parser.parseInteger(integer))
+    return failure();
+  size = parser.getBuilder().getI64IntegerAttr(integer);
+  return success();
+}
+
+static void printDynamicSize(OpAsmPrinter &printer, Operation *, Value value,
+                             IntegerAttr size) {
+  if (value)
+    printer << value;
+  else
+    printer << size.getValue().getSExtValue();
+}
+
 static ParseResult parseTypePair(OpAsmParser &parser, Type &first,
                                  Type &second) {
   if (parser.parseType(first))
@@ -382,7 +421,8 @@ LogicalResult BroadcastInDimOp::inferReturnTypes(MLIRContext *,
   Reporter r(loc, getOperationName());
   auto x = r.operand(adaptor.getX(), "x");
   ArrayRef<int64_t> shape = adaptor.getShape();
-  if (failed(x) || failed(checkSizes(r, "shape", shape)) ||
+  if (failed(x) ||
+      failed(checkSizes(r, "shape", shape, adaptor.getDynamicShape().size())) ||
       failed(checkBroadcastDims(r, *x, adaptor.getDims(), shape)))
     return failure();
   types.push_back(RankedTensorType::get(shape, x->elementType()));
@@ -396,13 +436,14 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
   Reporter r(loc, getOperationName());
   auto x = r.operand(adaptor.getX(), "x");
   ArrayRef<int64_t> shape = adaptor.getShape();
-  if (failed(x) || failed(checkSizes(r, "shape", shape)))
+  if (failed(x) ||
+      failed(checkSizes(r, "shape", shape, adaptor.getDynamicShape().size())))
     return failure();
-  int64_t count = ShapedType::getNumElements(shape);
-  if (x->type.hasStaticShape() && x->type.getNumElements() != count)
-    return r.fail("'shape' ", formatShape(shape), " has ", count,
-                  " elements but ", x->describe(), " has ",
-                  x->type.getNumElements());
+  if (x->type.hasStaticShape() && !ShapedType::isDynamicShape(shape) &&
+      x->type.getNumElements() != ShapedType::getNumElements(shape))
+    return r.fail("'shape' ", formatShape(shape), " has ",
+                  ShapedType::getNumElements(shape), " elements but ",
+                  x->describe(), " has ", x->type.getNumElements());
   types.push_back(RankedTensorType::get(shape, x->elementType()));
   return success();
 }
@@ -536,8 +577,8 @@ LogicalResult ScatterAddOp::inferReturnTypes(MLIRContext *,
   if (dim < 0 || dim + indices.rank() > updates.rank())
     return r.fail("'dim' ", dim, " with ", indices.describe(),
                   " is out of range for ", updates.describe());
-  if (size < 0)
-    return r.fail("'size' ", size, " is negative");
+  if (failed(checkSizes(r, "size", {size}, adaptor.getDynamicSize() ? 1 : 0)))
+    return failure();
   // gather's result shape: u.shape[dim : dim + rank(indices)] == indices.shape
   ArrayRef<int64_t> held = updates.shape().slice(dim, indices.rank());
   for (auto [u, i] : llvm::zip_equal(held, indices.shape()))
@@ -780,7 +821,9 @@ LogicalResult RngOp::inferReturnTypes(MLIRContext *,
   auto key = r.operand(adaptor.getKey(), "key");
   Type dtype = adaptor.getDtype();
   RngDistribution distribution = adaptor.getDistribution();
-  if (failed(key) || failed(checkSizes(r, "shape", adaptor.getShape())) ||
+  if (failed(key) ||
+      failed(checkSizes(r, "shape", adaptor.getShape(),
+                        adaptor.getDynamicShape().size())) ||
       failed(checkElementType(r, "dtype", dtype)) ||
       failed(checkRngParams(r, distribution, adaptor.getParams())))
     return failure();
@@ -792,6 +835,26 @@ LogicalResult RngOp::inferReturnTypes(MLIRContext *,
                   "' needs a float 'dtype', but got ", dtype);
   types.push_back(RankedTensorType::get(adaptor.getShape(), dtype));
   types.push_back(key->type);
+  return success();
+}
+
+LogicalResult IotaOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  Reporter r(loc, getOperationName());
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  Type dtype = adaptor.getDtype();
+  if (failed(checkSizes(r, "shape", shape, adaptor.getDynamicShape().size())) ||
+      failed(checkElementType(r, "dtype", dtype)))
+    return failure();
+  if (dtype.isSignlessInteger(1))
+    return r.fail("'dtype' must be numeric, but got ", dtype);
+  int64_t dim = adaptor.getDim();
+  if (dim < 0 || dim >= static_cast<int64_t>(shape.size()))
+    return r.fail("'dim' ", dim, " is out of range for shape ",
+                  formatShape(shape));
+  types.push_back(RankedTensorType::get(shape, dtype));
   return success();
 }
 

@@ -217,18 +217,30 @@ def Kiln_BroadcastInDimOp : Kiln_PureOp<"broadcast_in_dim"> {
   let description = [{
     Broadcasts `x` to `shape`: operand dimension `i` becomes result
     dimension `dims[i]` (`dims` strictly increasing) and must be 1 or of the
-    same size; the other result dimensions are new.
+    same size; the other result dimensions are new. An entry of `shape` may
+    be an `index` value (a dynamic size, `?` in the result type).
 
     ```mlir
     %b = kiln.broadcast_in_dim %r, dims = [1], shape = [4, 3] : tensor<3xf32>
     ```
   }];
-  let arguments = (ins Kiln_Tensor:$x, DenseI64ArrayAttr:$dims,
-                       DenseI64ArrayAttr:$shape);
+  let arguments = (ins Kiln_Tensor:$x, Variadic<Index>:$dynamic_shape,
+                       DenseI64ArrayAttr:$dims, DenseI64ArrayAttr:$shape);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = [{
-    $x `,` `dims` `=` $dims `,` `shape` `=` $shape attr-dict `:` type($x)
+    $x `,` `dims` `=` $dims `,` `shape` `=`
+    custom<DynamicIndexList>($dynamic_shape, $shape) attr-dict `:` type($x)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$x, "::llvm::ArrayRef<int64_t>":$dims,
+                   "::llvm::ArrayRef<int64_t>":$shape), [{
+      build($_builder, $_state, x, ::mlir::ValueRange(), dims, shape);
+    }]>,
+    OpBuilder<(ins "::mlir::Value":$x, "::mlir::DenseI64ArrayAttr":$dims,
+                   "::mlir::DenseI64ArrayAttr":$shape), [{
+      build($_builder, $_state, x, ::mlir::ValueRange(), dims, shape);
+    }]>
+  ];
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
@@ -236,13 +248,29 @@ def Kiln_BroadcastInDimOp : Kiln_PureOp<"broadcast_in_dim"> {
 def Kiln_ReshapeOp : Kiln_PureOp<"reshape"> {
   let summary = "reinterpret the shape, keeping row-major element order";
   let description = [{
+    An entry of `shape` may be an `index` value (a dynamic size, `?` in the
+    result type); the element counts must then agree at run time.
+
     ```mlir
     %rs = kiln.reshape %x, shape = [2, 6] : tensor<4x3xf32>
+    %fl = kiln.reshape %y, shape = [%n] : tensor<?x3xf32>
     ```
   }];
-  let arguments = (ins Kiln_Tensor:$x, DenseI64ArrayAttr:$shape);
+  let arguments = (ins Kiln_Tensor:$x, Variadic<Index>:$dynamic_shape,
+                       DenseI64ArrayAttr:$shape);
   let results = (outs Kiln_Tensor:$result);
-  let assemblyFormat = "$x `,` `shape` `=` $shape attr-dict `:` type($x)";
+  let assemblyFormat = [{
+    $x `,` `shape` `=` custom<DynamicIndexList>($dynamic_shape, $shape)
+    attr-dict `:` type($x)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$x, "::llvm::ArrayRef<int64_t>":$shape), [{
+      build($_builder, $_state, x, ::mlir::ValueRange(), shape);
+    }]>,
+    OpBuilder<(ins "::mlir::Value":$x, "::mlir::DenseI64ArrayAttr":$shape), [{
+      build($_builder, $_state, x, ::mlir::ValueRange(), shape);
+    }]>
+  ];
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
@@ -445,7 +473,8 @@ def Kiln_ScatterAddOp : Kiln_PureOp<"scatter_add"> {
     from `dim` on replaced by one of length `size`; it is zero except where
     an index names a position, which holds the sum of the slices of `updates`
     whose index names it. This is the gradient of `kiln.gather` with the
-    same `dim`, computed without a one-hot matrix.
+    same `dim`, computed without a one-hot matrix. `size` may be an `index`
+    value (a dynamic size, `?` in the result type).
 
     ```mlir
     %s = kiln.scatter_add %grad[%ids], dim = 0, size = 10
@@ -453,12 +482,19 @@ def Kiln_ScatterAddOp : Kiln_PureOp<"scatter_add"> {
     ```
   }];
   let arguments = (ins Kiln_NumericTensor:$updates, Kiln_IndexTensor:$indices,
-                       I64Attr:$dim, I64Attr:$size);
+                       Optional<Index>:$dynamic_size, I64Attr:$dim, I64Attr:$size);
   let results = (outs Kiln_NumericTensor:$result);
   let assemblyFormat = [{
-    $updates `[` $indices `]` `,` `dim` `=` $dim `,` `size` `=` $size
+    $updates `[` $indices `]` `,` `dim` `=` $dim `,` `size` `=`
+    custom<DynamicSize>($dynamic_size, $size)
     attr-dict `:` type($updates) `,` type($indices)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$updates, "::mlir::Value":$indices,
+                   "int64_t":$dim, "int64_t":$size), [{
+      build($_builder, $_state, updates, indices, ::mlir::Value(), dim, size);
+    }]>
+  ];
 }
 
 //===----------------------------------------------------------------------===//
@@ -471,7 +507,8 @@ def Kiln_RngOp : Kiln_PureOp<"rng"> {
     Draws a tensor of `shape` and `dtype` from `distribution` with Philox
     4x32-10 keyed by `key` (`[seed, offset]`), and returns the advanced key
     for the next draw. `params`: uniform `[low, high]`, normal `[mean, std]`,
-    bernoulli `[p]`.
+    bernoulli `[p]`. An entry of `shape` may be an `index` value (a dynamic
+    size, `?` in the sample's type).
 
     ```mlir
     %smp, %key2 = kiln.rng normal %key, shape = [4, 4], dtype = f32,
@@ -479,12 +516,44 @@ def Kiln_RngOp : Kiln_PureOp<"rng"> {
     ```
   }];
   let arguments = (ins Kiln_RngDistributionAttr:$distribution,
-                       Kiln_RngKey:$key, DenseI64ArrayAttr:$shape,
+                       Kiln_RngKey:$key, Variadic<Index>:$dynamic_shape,
+                       DenseI64ArrayAttr:$shape,
                        Kiln_ElementTypeAttr:$dtype, DenseF64ArrayAttr:$params);
   let results = (outs Kiln_Tensor:$sample, Kiln_RngKey:$new_key);
   let assemblyFormat = [{
-    `` $distribution $key `,` `shape` `=` $shape `,` `dtype` `=` $dtype `,`
+    `` $distribution $key `,` `shape` `=`
+    custom<DynamicIndexList>($dynamic_shape, $shape) `,` `dtype` `=` $dtype `,`
     `params` `=` $params attr-dict `:` type($key)
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::kiln::RngDistribution":$distribution,
+                   "::mlir::Value":$key, "::llvm::ArrayRef<int64_t>":$shape,
+                   "::mlir::Type":$dtype, "::llvm::ArrayRef<double>":$params), [{
+      build($_builder, $_state, distribution, key, ::mlir::ValueRange(), shape,
+            dtype, params);
+    }]>
+  ];
+}
+
+def Kiln_IotaOp : Kiln_PureOp<"iota"> {
+  let summary = "0, 1, 2, ... along one dimension";
+  let description = [{
+    A tensor of `shape` and element type `dtype` whose element at index
+    `(i_0, ..., i_n)` is `i_dim` (`arange` along `dim`, broadcast along the
+    others). An entry of `shape` may be an `index` value (a dynamic size).
+    Traces record `arange` as a constant; this op is what a constant of a
+    dynamic length becomes (docs/ARCHITECTURE.md, "Dynamic shapes").
+
+    ```mlir
+    %i = kiln.iota dim = 0, shape = [%n], dtype = i64
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$dynamic_shape, I64Attr:$dim,
+                       DenseI64ArrayAttr:$shape, Kiln_ElementTypeAttr:$dtype);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = [{
+    `dim` `=` $dim `,` `shape` `=` custom<DynamicIndexList>($dynamic_shape, $shape)
+    `,` `dtype` `=` $dtype attr-dict
   }];
 }
 

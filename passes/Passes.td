@@ -41,6 +41,29 @@ def KilnFusePass : Pass<"kiln-fuse", "func::FuncOp"> {
   ];
 }
 
+def KilnSpecializeShapesPass
+    : Pass<"kiln-specialize-shapes", "func::FuncOp"> {
+  let summary = "make a program with `?` dims static for one call's shapes";
+  let description = [{
+    Gives the function's arguments the static `shapes` (one per argument,
+    `64x784,64`; an empty entry or `x` for a rank-0 argument), folds
+    `tensor.dim` and index arithmetic to numbers, makes the dynamic size
+    operands of reshape, broadcast_in_dim, rng, scatter_add and iota static
+    attribute entries (an iota becomes a dense constant, a broadcast of a
+    splat constant a splat constant) and infers every result type again. A
+    size that does not fit an op is an error at the op. This is how a dynamic
+    trace runs: specialized to each call's shapes, then interpreted or
+    compiled as a static program (docs/ARCHITECTURE.md, "Dynamic shapes").
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"shapes", "shapes", "std::string", /*default=*/"\"\"",
+           "one static shape per argument: 64x784,64">,
+  ];
+}
+
 def KilnSimplifyPass : Pass<"kiln-simplify", "func::FuncOp"> {
   let summary = "fold constants, apply algebraic identities, sink layout ops, CSE";
   let description = [{

@@ -673,7 +673,7 @@ func.func @scatter_add_dim(%g: tensor<4x3xf32>, %i: tensor<3xi64>) -> tensor<4x1
 // -----
 
 func.func @scatter_add_size(%g: tensor<3x4xf32>, %i: tensor<3xi64>) -> tensor<3x4xf32> {
-  // expected-error@+1 {{'kiln.scatter_add' op 'size' -1 is negative}}
+  // expected-error@+1 {{'kiln.scatter_add' op 'size' [-1] has a negative size}}
   %0 = kiln.scatter_add %g[%i], dim = 0, size = -1 : tensor<3x4xf32>, tensor<3xi64>
   return %0 : tensor<3x4xf32>
 }

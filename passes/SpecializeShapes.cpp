@@ -1,0 +1,341 @@
+// specializeShapes and kiln-specialize-shapes (SpecializeShapes.h).
+#include "passes/SpecializeShapes.h"
+
+#include <optional>
+#include <string>
+
+#include "dialect/KilnOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "passes/Passes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+
+namespace mlir::kiln {
+
+#define GEN_PASS_DEF_KILNSPECIALIZESHAPESPASS
+#include "passes/Passes.h.inc"
+
+namespace {
+
+bool isDynamic(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  return shaped && shaped.hasRank() && !shaped.hasStaticShape();
+}
+
+// The shape attribute and its index operands of the ops that take dynamic sizes.
+struct DynamicSizes {
+  StringRef attr;     // "shape" (a list) or "size" (one integer)
+  OperandRange values;
+};
+
+std::optional<DynamicSizes> dynamicSizesOf(Operation *op) {
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    return DynamicSizes{"shape", reshape.getDynamicShape()};
+  if (auto broadcast = dyn_cast<BroadcastInDimOp>(op))
+    return DynamicSizes{"shape", broadcast.getDynamicShape()};
+  if (auto rng = dyn_cast<RngOp>(op))
+    return DynamicSizes{"shape", rng.getDynamicShape()};
+  if (auto iota = dyn_cast<IotaOp>(op))
+    return DynamicSizes{"shape", iota.getDynamicShape()};
+  if (auto scatter = dyn_cast<ScatterAddOp>(op))
+    return DynamicSizes{"size", scatter.getODSOperands(2)};
+  return std::nullopt;
+}
+
+// Infers `op`'s result types again from its operands and attributes and sets them.
+LogicalResult refineResultTypes(Operation *op) {
+  auto infer = dyn_cast<InferTypeOpInterface>(op);
+  if (!infer) {
+    for (Type type : op->getResultTypes())
+      if (isDynamic(type))
+        return op->emitOpError("has a result of dynamic type ")
+               << type << " that cannot be inferred from static operands";
+    return success();
+  }
+  SmallVector<Type> types;
+  if (failed(infer.inferReturnTypes(op->getContext(), op->getLoc(), op->getOperands(),
+                                    op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+                                    op->getRegions(), types)))
+    return failure();
+  for (auto [result, type] : llvm::zip_equal(op->getResults(), types))
+    result.setType(type);
+  return success();
+}
+
+// 0, 1, 2, ... along `dim` of `type`, as iota computes them.
+DenseElementsAttr iotaElements(RankedTensorType type, int64_t dim) {
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < type.getRank(); ++d)
+    inner *= shape[d];
+  const int64_t count = type.getNumElements(), extent = shape[dim];
+  Type element = type.getElementType();
+  if (auto floatType = dyn_cast<FloatType>(element)) {
+    SmallVector<APFloat> values;
+    for (int64_t i = 0; i < count; ++i) {
+      APFloat value(double((i / inner) % extent));
+      bool lost;
+      value.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      values.push_back(value);
+    }
+    return DenseElementsAttr::get(type, values);
+  }
+  SmallVector<APInt> values;
+  for (int64_t i = 0; i < count; ++i)
+    values.push_back(APInt(element.getIntOrFloatBitWidth(), (i / inner) % extent,
+                           /*isSigned=*/true));
+  return DenseElementsAttr::get(type, values);
+}
+
+class Specializer {
+public:
+  explicit Specializer(func::FuncOp func) : func(func), builder(func.getContext()) {}
+
+  LogicalResult run(ArrayRef<SmallVector<int64_t>> shapes) {
+    Block &body = func.getBody().front();
+    if (shapes.size() != body.getNumArguments())
+      return func.emitOpError("takes ") << body.getNumArguments() << " arguments but "
+                                         << shapes.size() << " shapes were given";
+    for (auto [argument, shape] : llvm::zip_equal(body.getArguments(), shapes))
+      if (failed(setArgument(argument, shape)))
+        return failure();
+    SmallVector<Operation *> indexOps;
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (isa<func::ReturnOp>(op))
+        break;
+      if (op.getNumRegions() != 0)
+        return op.emitOpError("has regions; only unfused programs are specialized");
+      if (isIndexOp(&op)) {
+        if (failed(evaluate(&op)))
+          return failure();
+        indexOps.push_back(&op);
+        continue;
+      }
+      std::optional<DynamicSizes> sizes = dynamicSizesOf(&op);
+      if (sizes && !sizes->values.empty()) {
+        if (failed(makeStatic(&op, *sizes)))
+          return failure();
+        continue;
+      }
+      if (failed(refineResultTypes(&op)))
+        return failure();
+    }
+    for (Operation *op : llvm::reverse(indexOps)) {
+      if (!op->use_empty())
+        return op->emitOpError("is used by something other than a size operand");
+      op->erase();
+    }
+    for (Operation *op : llvm::reverse(deadConstants))
+      if (op->use_empty())
+        op->erase();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    func.setFunctionType(
+        FunctionType::get(func.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
+    return success();
+  }
+
+private:
+  LogicalResult setArgument(BlockArgument argument, ArrayRef<int64_t> shape) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (!type)
+      return func.emitOpError("argument ") << argument.getArgNumber() << " is not a ranked tensor";
+    bool fits = type.getRank() == static_cast<int64_t>(shape.size());
+    for (int64_t d = 0; fits && d < type.getRank(); ++d)
+      fits = shape[d] >= 0 && (type.isDynamicDim(d) || type.getDimSize(d) == shape[d]);
+    if (!fits) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << '[';
+      llvm::interleaveComma(shape, os);
+      os << ']';
+      return func.emitOpError("argument ") << argument.getArgNumber() << " of type " << type
+                                          << " cannot have shape " << text;
+    }
+    argument.setType(RankedTensorType::get(shape, type.getElementType(), type.getEncoding()));
+    return success();
+  }
+
+  static bool isIndexOp(Operation *op) {
+    return isa<tensor::DimOp>(op) ||
+           (op->getDialect() && op->getDialect()->getNamespace() == "arith" &&
+            op->getNumResults() == 1 && op->getResult(0).getType().isIndex());
+  }
+
+  LogicalResult evaluate(Operation *op) {
+    if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+      std::optional<int64_t> index = valueOf(dim.getIndex());
+      auto source = dyn_cast<RankedTensorType>(dim.getSource().getType());
+      if (!index || !source || *index < 0 || *index >= source.getRank() ||
+          source.isDynamicDim(*index))
+        return op->emitOpError("does not name a static dim of a ranked tensor after "
+                               "specialization");
+      values[dim.getResult()] = source.getDimSize(*index);
+      return success();
+    }
+    if (auto constant = dyn_cast<arith::ConstantIndexOp>(op)) {
+      values[constant.getResult()] = constant.value();
+      return success();
+    }
+    if (op->getNumOperands() != 2)
+      return op->emitOpError("is not index arithmetic Kiln specializes");
+    std::optional<int64_t> a = valueOf(op->getOperand(0)), b = valueOf(op->getOperand(1));
+    if (!a || !b)
+      return op->emitOpError("has an operand that is not a size");
+    int64_t result;
+    if (isa<arith::MulIOp>(op))
+      result = *a * *b;
+    else if (isa<arith::AddIOp>(op))
+      result = *a + *b;
+    else if (isa<arith::SubIOp>(op))
+      result = *a - *b;
+    else if (isa<arith::DivSIOp, arith::DivUIOp>(op) && *b != 0)
+      result = *a / *b;
+    else
+      return op->emitOpError("is not index arithmetic Kiln specializes");
+    values[op->getResult(0)] = result;
+    return success();
+  }
+
+  std::optional<int64_t> valueOf(Value value) const {
+    auto found = values.find(value);
+    if (found == values.end())
+      return std::nullopt;
+    return found->second;
+  }
+
+  LogicalResult makeStatic(Operation *op, const DynamicSizes &sizes) {
+    SmallVector<int64_t> known;
+    for (Value size : sizes.values) {
+      std::optional<int64_t> value = valueOf(size);
+      if (!value)
+        return op->emitOpError("has a size operand that is not computed from argument sizes");
+      if (*value < 0)
+        return op->emitOpError("has a negative size ") << *value << " at these shapes";
+      known.push_back(*value);
+    }
+    Attribute filled;
+    if (sizes.attr == "size") {
+      filled = builder.getI64IntegerAttr(known.front());
+    } else {
+      SmallVector<int64_t> shape(cast<DenseI64ArrayAttr>(op->getAttr("shape")).asArrayRef());
+      auto next = known.begin();
+      for (int64_t &entry : shape)
+        if (ShapedType::isDynamic(entry))
+          entry = *next++;
+      filled = builder.getDenseI64ArrayAttr(shape);
+    }
+    builder.setInsertionPoint(op);
+    Operation *replacement = nullptr;
+    if (auto iota = dyn_cast<IotaOp>(op)) {
+      auto type = RankedTensorType::get(cast<DenseI64ArrayAttr>(filled).asArrayRef(),
+                                        iota.getDtype());
+      if (iota.getDim() < 0 || iota.getDim() >= type.getRank())
+        return op->emitOpError("'dim' is out of range");
+      replacement = ConstantOp::create(builder, op->getLoc(),
+                                       cast<ElementsAttr>(iotaElements(type, iota.getDim())));
+    } else if (auto splat = splatOperandOf(op)) {
+      auto type = RankedTensorType::get(cast<DenseI64ArrayAttr>(filled).asArrayRef(),
+                                        splat.getElementType());
+      replacement = ConstantOp::create(builder, op->getLoc(),
+                                       cast<ElementsAttr>(splat.resizeSplat(type)));
+      deadConstants.push_back(op->getOperand(0).getDefiningOp());
+    } else {
+      OperationState state(op->getLoc(), op->getName());
+      for (Value operand : op->getOperands())
+        if (!operand.getType().isIndex())
+          state.addOperands(operand);
+      for (NamedAttribute attr : op->getAttrs())
+        state.addAttribute(attr.getName(),
+                           attr.getName() == sizes.attr ? filled : attr.getValue());
+      state.addTypes(op->getResultTypes());
+      replacement = builder.create(state);
+      if (failed(refineResultTypes(replacement))) {
+        replacement->erase();
+        return failure();
+      }
+    }
+    op->replaceAllUsesWith(replacement->getResults());
+    op->erase();
+    return success();
+  }
+
+  // The splat value a broadcast_in_dim spreads, if its operand is a splat constant.
+  static DenseElementsAttr splatOperandOf(Operation *op) {
+    if (!isa<BroadcastInDimOp>(op))
+      return {};
+    auto constant = op->getOperand(0).getDefiningOp<ConstantOp>();
+    auto value = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+    return value && value.isSplat() ? value : nullptr;
+  }
+
+  func::FuncOp func;
+  OpBuilder builder;
+  llvm::DenseMap<Value, int64_t> values;
+  SmallVector<Operation *> deadConstants;
+};
+
+// "64x784,64,x" (an empty entry: a rank-0 argument) as one shape per argument.
+FailureOr<SmallVector<SmallVector<int64_t>>> parseShapes(StringRef text) {
+  SmallVector<SmallVector<int64_t>> shapes;
+  SmallVector<StringRef> entries;
+  text.split(entries, ',');
+  for (StringRef entry : entries) {
+    SmallVector<int64_t> shape;
+    entry = entry.trim();
+    if (!entry.empty() && entry != "x") {
+      SmallVector<StringRef> dims;
+      entry.split(dims, 'x');
+      for (StringRef dim : dims) {
+        int64_t size;
+        if (dim.trim().getAsInteger(10, size))
+          return failure();
+        shape.push_back(size);
+      }
+    }
+    shapes.push_back(shape);
+  }
+  return shapes;
+}
+
+struct KilnSpecializeShapesPass
+    : impl::KilnSpecializeShapesPassBase<KilnSpecializeShapesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    FailureOr<SmallVector<SmallVector<int64_t>>> parsed = parseShapes(shapes);
+    if (failed(parsed)) {
+      func.emitError("kiln-specialize-shapes: cannot read shapes '") << shapes << "'";
+      return signalPassFailure();
+    }
+    if (failed(specializeShapes(func, *parsed)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+bool hasDynamicShapes(func::FuncOp func) {
+  if (llvm::any_of(func.getArgumentTypes(), isDynamic))
+    return true;
+  bool dynamic = false;
+  func.walk([&](Operation *op) {
+    if (llvm::any_of(op->getResultTypes(), isDynamic))
+      dynamic = true;
+  });
+  return dynamic;
+}
+
+LogicalResult specializeShapes(func::FuncOp func, ArrayRef<SmallVector<int64_t>> shapes) {
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return func.emitOpError("has no single-block body to specialize");
+  return Specializer(func).run(shapes);
+}
+
+} // namespace mlir::kiln

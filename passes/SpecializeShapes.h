@@ -1,0 +1,30 @@
+// Dynamic shapes (docs/ARCHITECTURE.md, "Dynamic shapes"): a kiln program whose arguments
+// have `?` dims, made static for the shapes of one call.
+#ifndef KILN_PASSES_SPECIALIZESHAPES_H
+#define KILN_PASSES_SPECIALIZESHAPES_H
+
+#include <cstdint>
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::kiln {
+
+// Whether an argument or a value of `func` has a `?` dim.
+bool hasDynamicShapes(func::FuncOp func);
+
+// Rewrites `func` in place for arguments of `shapes` (one per argument): the argument
+// types become static, `tensor.dim` and index arithmetic fold to numbers, the dynamic
+// size operands of reshape, broadcast_in_dim, rng and scatter_add become static entries
+// of their attributes, a `kiln.iota` becomes a dense constant and a broadcast of a splat
+// constant to a dynamic shape a splat constant (what the trace recorded at one size), and
+// every result type is inferred again; the index ops are erased. Ops that had no dynamic
+// sizes are kept as they are apart from their types. Fails with a diagnostic at the op
+// when a shape does not fit its argument (rank, a static dim) or the sizes do not fit an
+// op (a reshape's element count, a negative size, operands that disagree).
+LogicalResult specializeShapes(func::FuncOp func, ArrayRef<SmallVector<int64_t>> shapes);
+
+} // namespace mlir::kiln
+
+#endif // KILN_PASSES_SPECIALIZESHAPES_H
