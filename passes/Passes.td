@@ -49,8 +49,8 @@ def KilnSpecializeShapesPass
     `64x784,64`; an empty entry or `x` for a rank-0 argument), folds
     `tensor.dim` and index arithmetic to numbers, makes the dynamic size
     operands of reshape, broadcast_in_dim, rng, scatter_add and iota static
-    attribute entries (an iota becomes a dense constant, a broadcast of a
-    splat constant a splat constant) and infers every result type again. A
+    attribute entries (an iota becomes a dense constant) and infers every
+    result type again. A
     size that does not fit an op is an error at the op. This is how a dynamic
     trace runs: specialized to each call's shapes, then interpreted or
     compiled as a static program (docs/ARCHITECTURE.md, "Dynamic shapes").

@@ -46,26 +46,6 @@ std::optional<DynamicSizes> dynamicSizesOf(Operation *op) {
   return std::nullopt;
 }
 
-// Infers `op`'s result types again from its operands and attributes and sets them.
-LogicalResult refineResultTypes(Operation *op) {
-  auto infer = dyn_cast<InferTypeOpInterface>(op);
-  if (!infer) {
-    for (Type type : op->getResultTypes())
-      if (isDynamic(type))
-        return op->emitOpError("has a result of dynamic type ")
-               << type << " that cannot be inferred from static operands";
-    return success();
-  }
-  SmallVector<Type> types;
-  if (failed(infer.inferReturnTypes(op->getContext(), op->getLoc(), op->getOperands(),
-                                    op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
-                                    op->getRegions(), types)))
-    return failure();
-  for (auto [result, type] : llvm::zip_equal(op->getResults(), types))
-    result.setType(type);
-  return success();
-}
-
 // 0, 1, 2, ... along `dim` of `type`, as iota computes them.
 DenseElementsAttr iotaElements(RankedTensorType type, int64_t dim) {
   ArrayRef<int64_t> shape = type.getShape();
@@ -129,9 +109,6 @@ public:
         return op->emitOpError("is used by something other than a size operand");
       op->erase();
     }
-    for (Operation *op : llvm::reverse(deadConstants))
-      if (op->use_empty())
-        op->erase();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     func.setFunctionType(
         FunctionType::get(func.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
@@ -237,12 +214,6 @@ private:
         return op->emitOpError("'dim' is out of range");
       replacement = ConstantOp::create(builder, op->getLoc(),
                                        cast<ElementsAttr>(iotaElements(type, iota.getDim())));
-    } else if (auto splat = splatOperandOf(op)) {
-      auto type = RankedTensorType::get(cast<DenseI64ArrayAttr>(filled).asArrayRef(),
-                                        splat.getElementType());
-      replacement = ConstantOp::create(builder, op->getLoc(),
-                                       cast<ElementsAttr>(splat.resizeSplat(type)));
-      deadConstants.push_back(op->getOperand(0).getDefiningOp());
     } else {
       OperationState state(op->getLoc(), op->getName());
       for (Value operand : op->getOperands())
@@ -263,19 +234,9 @@ private:
     return success();
   }
 
-  // The splat value a broadcast_in_dim spreads, if its operand is a splat constant.
-  static DenseElementsAttr splatOperandOf(Operation *op) {
-    if (!isa<BroadcastInDimOp>(op))
-      return {};
-    auto constant = op->getOperand(0).getDefiningOp<ConstantOp>();
-    auto value = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-    return value && value.isSplat() ? value : nullptr;
-  }
-
   func::FuncOp func;
   OpBuilder builder;
   llvm::DenseMap<Value, int64_t> values;
-  SmallVector<Operation *> deadConstants;
 };
 
 // "64x784,64,x" (an empty entry: a rank-0 argument) as one shape per argument.
@@ -320,6 +281,26 @@ struct KilnSpecializeShapesPass
 };
 
 } // namespace
+
+// Infers `op`'s result types again from its operands and attributes and sets them.
+LogicalResult refineResultTypes(Operation *op) {
+  auto infer = dyn_cast<InferTypeOpInterface>(op);
+  if (!infer) {
+    for (Type type : op->getResultTypes())
+      if (isDynamic(type))
+        return op->emitOpError("has a result of dynamic type ")
+               << type << " that cannot be inferred from static operands";
+    return success();
+  }
+  SmallVector<Type> types;
+  if (failed(infer.inferReturnTypes(op->getContext(), op->getLoc(), op->getOperands(),
+                                    op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+                                    op->getRegions(), types)))
+    return failure();
+  for (auto [result, type] : llvm::zip_equal(op->getResults(), types))
+    result.setType(type);
+  return success();
+}
 
 bool hasDynamicShapes(func::FuncOp func) {
   if (llvm::any_of(func.getArgumentTypes(), isDynamic))

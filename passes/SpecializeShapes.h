@@ -14,12 +14,16 @@ namespace mlir::kiln {
 // Whether an argument or a value of `func` has a `?` dim.
 bool hasDynamicShapes(func::FuncOp func);
 
+// Infers `op`'s result types again from its operands and attributes and sets them; ops
+// without type inference must already have static result types. Fails (with the op's
+// diagnostic) when its operands and attributes do not fit.
+LogicalResult refineResultTypes(Operation *op);
+
 // Rewrites `func` in place for arguments of `shapes` (one per argument): the argument
 // types become static, `tensor.dim` and index arithmetic fold to numbers, the dynamic
 // size operands of reshape, broadcast_in_dim, rng and scatter_add become static entries
-// of their attributes, a `kiln.iota` becomes a dense constant and a broadcast of a splat
-// constant to a dynamic shape a splat constant (what the trace recorded at one size), and
-// every result type is inferred again; the index ops are erased. Ops that had no dynamic
+// of their attributes, a `kiln.iota` becomes a dense constant (as a trace records arange),
+// and every result type is inferred again; the index ops are erased. Ops that had no dynamic
 // sizes are kept as they are apart from their types. Fails with a diagnostic at the op
 // when a shape does not fit its argument (rank, a static dim) or the sizes do not fit an
 // op (a reshape's element count, a negative size, operands that disagree).

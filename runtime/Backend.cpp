@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "passes/SpecializeShapes.h"
+#include "runtime/DynamicProgram.h"
+
 namespace kiln::runtime {
 
 namespace {
@@ -73,6 +76,11 @@ std::shared_ptr<const Program> compileProgram(const BackendSelection& selection,
     throw CompileError::make(loc, op, what, ": backend ", backend.name(), " does not run ",
                              "programs on ", request.device.str(), "; backends for ",
                              name(device), ": ", listing(&device));
+  // `?` dims: one program that specializes the function to each call's shapes and
+  // compiles the static program (back through here) with the same backend.
+  if (mlir::kiln::hasDynamicShapes(main))
+    return std::make_shared<DynamicProgram>(selection, main, callbacks, request, std::string(op),
+                                            std::string(what));
   std::string reason = backend.unsupported(main);
   if (!reason.empty() && selection.requested)
     throw CompileError::make(loc, op, what, ": ", reason, "; unset KILN_JIT_BACKEND (and "

@@ -13,7 +13,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "passes/SpecializeShapes.h"
 #include "runtime/Backend.h"
+#include "runtime/DynamicProgram.h"
 #include "runtime/interp/Interpreter.h"
 
 namespace kiln::jit {
@@ -211,9 +213,18 @@ std::string describe(mlir::Operation* op, unsigned result) {
 }  // namespace
 
 std::vector<Tensor> runChecked(
-    const CheckedProgram& program, std::span<const Tensor> arguments,
+    const CheckedProgram& checked, std::span<const Tensor> arguments,
     const std::function<std::vector<Tensor>(std::span<const Tensor>)>& runCompiled,
     const SourceLoc& loc) {
+  // A program with ? dims is checked as the static program it is for these arguments.
+  CheckedProgram program = checked;
+  mlir::OwningOpRef<mlir::ModuleOp> specialized;
+  if (mlir::kiln::hasDynamicShapes(checked.main)) {
+    std::vector<Shape> shapes;
+    for (const Tensor& argument : arguments) shapes.push_back(argument.sizes());
+    specialized = runtime::specializedCopy(checked.main, shapes, "check", checked.what, loc);
+    program.main = *specialized->getOps<mlir::func::FuncOp>().begin();
+  }
   NoGradGuard noGrad;
   DispatchHookGuard noHook(nullptr);
   // The arguments as they were: the compiled run may update state in place.

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <algorithm>
+#include <map>
+#include <set>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -16,26 +18,58 @@
 #include "kiln/core/Log.h"
 #include "frontend/jit/Context.h"
 #include "frontend/jit/Dump.h"
+#include "frontend/jit/Generalize.h"
 #include "bridge/OpBridge.h"
 #include "frontend/jit/Recorder.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OperationSupport.h"
+#include "runtime/DynamicProgram.h"
 
 namespace kiln::jit::detail {
 
 namespace {
 
-bool sameKey(const CallKey& a, const CallKey& b) {
+// Whether two keys agree; with `shapes` false, in everything but the sizes of the inputs'
+// dims (their ranks must agree).
+bool sameKey(const CallKey& a, const CallKey& b, bool shapes = true) {
   if (a.inputs.size() != b.inputs.size() || a.statics != b.statics || a.gradMode != b.gradMode ||
       a.requiresGrad != b.requiresGrad || a.modes != b.modes)
     return false;
   for (size_t i = 0; i < a.inputs.size(); ++i)
-    if (a.inputs[i].shape != b.inputs[i].shape || a.inputs[i].dtype != b.inputs[i].dtype ||
-        a.inputs[i].device != b.inputs[i].device)
+    if ((shapes ? a.inputs[i].shape != b.inputs[i].shape
+                : a.inputs[i].shape.size() != b.inputs[i].shape.size()) ||
+        a.inputs[i].dtype != b.inputs[i].dtype || a.inputs[i].device != b.inputs[i].device)
       return false;
   return true;
+}
+
+// "input 0 dim 0, input 1 dim 0"
+std::string dimsText(const std::vector<std::vector<int>>& symbols) {
+  std::string text;
+  for (size_t i = 0; i < symbols.size(); ++i)
+    for (size_t d = 0; d < symbols[i].size(); ++d)
+      if (symbols[i][d] >= 0)
+        text += (text.empty() ? "" : ", ") + ("input " + std::to_string(i) + " dim " + std::to_string(d));
+  return text;
+}
+
+// "[64, 784], [64]"
+std::string dimsText(const std::vector<Shape>& shapes) {
+  std::string text;
+  for (const Shape& shape : shapes) text += (text.empty() ? "" : ", ") + kiln::detail::concat(shape);
+  return text;
+}
+
+mlir::func::FuncOp funcOf(const Recording& rec) {
+  return *const_cast<Recording&>(rec).module->getOps<mlir::func::FuncOp>().begin();
+}
+
+std::vector<Shape> argumentShapes(mlir::func::FuncOp func) {
+  std::vector<Shape> shapes;
+  for (mlir::Type type : func.getArgumentTypes()) shapes.push_back(bridge::metaFor(type).shape);
+  return shapes;
 }
 
 // What differs between the key of an earlier trace and a new one, for KILN_LOG=retrace
@@ -91,7 +125,113 @@ struct TracedCore::Impl {
     Recording recording;
     // What runs it: the reference interpreter until compile() (a warm-up never compiles).
     std::shared_ptr<const runtime::Program> program;
+    // A dynamic recording (made by makeDynamic): per input, per dim, the symbol of a `?`
+    // dim or -1. Empty for a static one.
+    std::vector<std::vector<int>> symbols;
+    // The input shapes a dynamic recording has been checked to serve.
+    std::set<std::vector<Shape>> verified;
   };
+
+  // Whether `entry` serves `key`: the same key, but that a dynamic entry's `?` dims take
+  // any size of at least 2, equal where two dims share a symbol.
+  static bool matches(const Entry& entry, const CallKey& key) {
+    if (entry.symbols.empty()) return sameKey(entry.key, key);
+    if (!sameKey(entry.key, key, /*shapes=*/false)) return false;
+    std::map<int, int64_t> sizes;
+    for (size_t i = 0; i < key.inputs.size(); ++i)
+      for (size_t d = 0; d < key.inputs[i].shape.size(); ++d) {
+        const int symbol = entry.symbols[i][d];
+        const int64_t size = key.inputs[i].shape[d];
+        if (symbol < 0 ? size != entry.key.inputs[i].shape[d]
+                       : size < 2 || sizes.emplace(symbol, size).first->second != size)
+          return false;
+      }
+    return true;
+  }
+
+  // The input dims TraceOptions::dynamic_dims names for a call of `key`'s ranks (empty
+  // when there are none).
+  std::vector<std::vector<bool>> namedDims(const CallKey& key) const {
+    if (options.dynamic_dims.empty()) return {};
+    std::vector<std::vector<bool>> named;
+    for (const TensorMeta& input : key.inputs) named.emplace_back(input.shape.size(), false);
+    for (const DynamicDim& dim : options.dynamic_dims)
+      for (size_t i = 0; i < named.size(); ++i)
+        if ((dim.input < 0 || size_t(dim.input) == i) && dim.dim >= 0 &&
+            size_t(dim.dim) < named[i].size())
+          named[i][size_t(dim.dim)] = true;
+    return named;
+  }
+
+  // The rest of a call that recorded `recorded`: a warm-up runs once and is dropped;
+  // anything else is compiled, merged with an earlier recording into a dynamic one where
+  // it can be, and run (unless the recording already ran it by value). Holds the mutex.
+  std::vector<Tensor> finishRecording(Entry* recorded, std::optional<std::vector<Tensor>> eagerOutputs,
+                                      CallKey key, std::span<const Tensor> inputs) {
+    if (!recorded->recording.created.empty()) {
+      // A warm-up: what it created is state from now on, so the next call retraces.
+      std::vector<Tensor> outputs = eagerOutputs ? std::move(*eagerOutputs) : run(*recorded, inputs);
+      warmUp(std::move(key));
+      return detached(std::move(outputs));
+    }
+    warmUpKey.reset();
+    compile(*recorded);
+    makeDynamic(*recorded);
+    if (eagerOutputs) {  // recorded by value: already ran
+      keepBoundGrads(recorded->recording);
+      return std::move(*eagerOutputs);
+    }
+    return run(*recorded, inputs);
+  }
+
+  // After `entry` was recorded and compiled: if an earlier static recording differs from
+  // it only in input sizes, the two become one dynamic entry (generalize), which keeps
+  // both compiled programs for their shapes and replaces the earlier entry.
+  void makeDynamic(Entry& entry) {
+    const std::vector<std::vector<bool>> named = namedDims(entry.key);
+    if (!options.automatic_dynamic && named.empty()) return;
+    auto earlier = std::find_if(entries.rbegin(), entries.rend(), [&](const auto& other) {
+      return other.get() != &entry && other->symbols.empty() &&
+             sameKey(other->key, entry.key, /*shapes=*/false) &&
+             other->recording.state.size() == entry.recording.state.size() &&
+             std::equal(other->recording.state.begin(), other->recording.state.end(),
+                        entry.recording.state.begin(),
+                        [](const Tensor& x, const Tensor& y) { return x.impl() == y.impl(); });
+    });
+    if (earlier == entries.rend()) return;
+    Entry& before = **earlier;
+    Generalized merged = generalize(funcOf(before.recording), funcOf(entry.recording),
+                                    entry.key.inputs.size(),
+                                    options.automatic_dynamic ? std::vector<std::vector<bool>>{} : named);
+    if (!merged.module) {
+      const std::string message = "kiln: '" + options.name + "' stays static for these shapes: " +
+                                  merged.why + "\n";
+      if (!named.empty() || logEnabled("retrace")) std::cerr << message;
+      return;
+    }
+    mlir::OwningOpRef<mlir::ModuleOp> recorded = std::move(entry.recording.module);
+    std::shared_ptr<const runtime::Program> recordedProgram = std::move(entry.program);
+    entry.recording.module = std::move(merged.module);
+    entry.symbols = std::move(merged.symbols);
+    for (const Entry* recording : {&before, &entry}) {
+      std::vector<Shape> shapes;
+      for (const TensorMeta& input : recording->key.inputs) shapes.push_back(input.shape);
+      entry.verified.insert(std::move(shapes));
+    }
+    compile(entry);
+    if (auto dynamic = std::dynamic_pointer_cast<const runtime::DynamicProgram>(entry.program)) {
+      std::vector<Shape> beforeShapes = argumentShapes(funcOf(before.recording));
+      std::vector<Shape> recordedShapes = argumentShapes(*recorded->getOps<mlir::func::FuncOp>().begin());
+      dynamic->addSpecialization(std::move(beforeShapes), std::move(before.recording.module),
+                                 before.program, before.recording.callbacks);
+      dynamic->addSpecialization(std::move(recordedShapes), std::move(recorded), recordedProgram);
+    }
+    if (logEnabled("retrace"))
+      std::cerr << "kiln: '" << options.name << "' is dynamic in " << dimsText(entry.symbols)
+                << " from now on: its recordings at two sizes were merged into one program "
+                   "that serves every size\n";
+    entries.erase(std::next(earlier).base());
+  }
 
   Impl(TraceOptions options, SourceLoc loc)
       : options(std::move(options)),
@@ -117,8 +257,13 @@ struct TracedCore::Impl {
   }
 
   Entry* find(const CallKey& key) {
-    for (auto& entry : entries)
-      if (sameKey(entry->key, key) && gradChange(entry->recording).empty()) return entry.get();
+    // A recording of exactly these shapes first (one that a dynamic recording's check
+    // found to differ from it), then dynamic ones.
+    for (bool dynamic : {false, true})
+      for (auto& entry : entries)
+        if (entry->symbols.empty() != dynamic && matches(*entry, key) &&
+            gradChange(entry->recording).empty())
+          return entry.get();
     return nullptr;
   }
 
@@ -398,6 +543,32 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
     std::lock_guard lock(impl.mutex);
     for (const auto& [name, probe] : impl.modeProbes) key.modes += name + "=" + probe() + ";";
     entry = impl.find(key);
+    // A dynamic entry serves a new size only after the function, recorded at that size,
+    // turns out to be the dynamic program specialized to it: C++ code that branches on a
+    // size cannot be seen otherwise. By value, the recording is this call's eager run.
+    std::vector<Shape> shapes;
+    for (const TensorMeta& input : key.inputs) shapes.push_back(input.shape);
+    if (entry && !entry->symbols.empty() && !entry->verified.count(shapes)) {
+      auto [recorded, eagerOutputs] = impl.record(inputs, key, body);
+      std::string difference =
+          recorded->recording.created.empty()
+              ? specializationDifference(funcOf(entry->recording), funcOf(recorded->recording))
+              : "it creates tensors that outlive the call";
+      if (difference.empty()) {
+        entry->verified.insert(shapes);
+        if (eagerOutputs) Impl::keepBoundGrads(recorded->recording);
+        impl.entries.pop_back();  // the recording just made
+        if (eagerOutputs) return std::move(*eagerOutputs);
+        return impl.run(*entry, inputs);
+      }
+      impl.history.push_back("the function records other ops at input shapes " + dimsText(shapes));
+      if (logEnabled("retrace") || !impl.options.dynamic_dims.empty())
+        std::cerr << "kiln: '" << impl.options.name << "' records other ops at input shapes "
+                  << dimsText(shapes) << " than its dynamic program specialized to them ("
+                  << difference << "); that recording serves these shapes\n";
+      entry = nullptr;
+      return impl.finishRecording(recorded, std::move(eagerOutputs), std::move(key), inputs);
+    }
     if (!entry) {
       if (impl.warmUpKey && sameKey(*impl.warmUpKey, key)) {
         if (logEnabled("retrace"))
@@ -424,20 +595,7 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
                     << " traces): " << change << "\n";
       }
       auto [recorded, eagerOutputs] = impl.record(inputs, key, body);
-      if (!recorded->recording.created.empty()) {
-        // A warm-up: what it created is state from now on, so the next call retraces.
-        std::vector<Tensor> outputs = eagerOutputs ? std::move(*eagerOutputs)
-                                                   : impl.run(*recorded, inputs);
-        impl.warmUp(std::move(key));
-        return detached(std::move(outputs));
-      }
-      impl.warmUpKey.reset();
-      impl.compile(*recorded);
-      if (eagerOutputs) {  // recorded by value: already ran
-        Impl::keepBoundGrads(recorded->recording);
-        return std::move(*eagerOutputs);
-      }
-      entry = recorded;
+      return impl.finishRecording(recorded, std::move(eagerOutputs), std::move(key), inputs);
     }
   }
   return impl.run(*entry, inputs);

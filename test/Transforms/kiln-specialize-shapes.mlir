@@ -3,7 +3,7 @@
 
 // A program with a dynamic batch, as a trace of two sizes records it: sizes come from
 // tensor.dim of the arguments and index arithmetic; iota and a spread splat are what
-// constants of a dynamic length become.
+// constants of a dynamic length become (a splat is spread by a broadcast, which stays).
 // CHECK-LABEL: func.func @main
 // CHECK-SAME:    (%[[X:.*]]: tensor<4x6xf32>, %[[T:.*]]: tensor<24xi64>)
 // CHECK-SAME:    -> (tensor<4x3x2xf32>, tensor<4xi64>, tensor<4x6xf32>, tensor<4xf32>)
@@ -11,7 +11,8 @@
 // CHECK-NOT:     arith.
 // CHECK-NEXT:    %[[R:.*]] = kiln.reshape %[[X]], shape = [4, 3, 2] : tensor<4x6xf32>
 // CHECK-NEXT:    %[[I:.*]] = kiln.constant dense<[0, 1, 2, 3]> : tensor<4xi64>
-// CHECK-NEXT:    %[[B:.*]] = kiln.constant dense<1.500000e+00> : tensor<4x6xf32>
+// CHECK-NEXT:    %[[Z:.*]] = kiln.constant dense<1.500000e+00> : tensor<f32>
+// CHECK-NEXT:    %[[B:.*]] = kiln.broadcast_in_dim %[[Z]], dims = [], shape = [4, 6] : tensor<f32>
 // CHECK-NEXT:    %[[F:.*]] = kiln.reshape %[[X]], shape = [24] : tensor<4x6xf32>
 // CHECK-NEXT:    %[[S:.*]] = kiln.scatter_add %[[F]][%[[T]]], dim = 0, size = 4 : tensor<24xf32>, tensor<24xi64>
 // CHECK-NEXT:    %[[E:.*]] = kiln.exp %[[S]] : tensor<4xf32>

@@ -1,6 +1,7 @@
 // The backend seam: the registry, KILN_JIT_BACKEND read in one place, errors that list the
 // available backends, the device check, and the default backend's fallback to INTERP.
 #include "runtime/Backend.h"
+#include "runtime/DynamicProgram.h"
 
 #include <gtest/gtest.h>
 
@@ -197,15 +198,48 @@ TEST_F(BackendTest, CompilingForAMissingCudaDeviceSaysWhy) {
                           "no CUDA device: ");
 }
 
+// A backend with a limitation: MLIR-like, but it takes nothing.
+class LimitedBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "LIMITED"; }
+  std::string_view summary() const override { return "takes nothing"; }
+  bool serves(DeviceType) const override { return true; }
+  std::string unsupported(mlir::func::FuncOp) const override { return "a limitation of the test"; }
+  std::shared_ptr<const Program> compile(mlir::func::FuncOp, const CallbackTable*,
+                                         const CompileRequest&, std::string_view op,
+                                         const SourceLoc& loc) const override {
+    throw CompileError::make(loc, op, "unreachable");
+  }
+};
+
 TEST_F(BackendTest, WhatTheDefaultCannotCompileRunsOnTheInterpreterAndANamedOneFails) {
-  auto program = compile({findBackend("MLIR"), /*requested=*/false}, kDynamicNeg);
+  LimitedBackend limited;
+  auto program = compile({&limited, /*requested=*/false}, kNeg);
   EXPECT_EQ(program->backend(), "INTERP");
-  Tensor x = arange(0.0, 12.0, 1.0, kFloat32).reshape({4, 3});
+  Tensor x = arange(0.0, 6.0, 1.0, kFloat32).reshape({2, 3});
   EXPECT_TRUE(equal(program->run(std::vector<Tensor>{x})[0], neg(x)));
-  EXPECT_KILN_ERROR_HAS(compile({findBackend("MLIR"), /*requested=*/true}, kDynamicNeg),
-                        CompileError,
-                        "the test program: argument 0 (tensor<?x3xf32>) has dynamic dims, which "
-                        "MLIR does not compile yet; unset KILN_JIT_BACKEND");
+  EXPECT_KILN_ERROR_HAS(compile({&limited, /*requested=*/true}, kNeg), CompileError,
+                        "the test program: a limitation of the test; unset KILN_JIT_BACKEND");
+}
+
+// A program with ? dims is specialized to each call's shapes and compiled by the backend
+// named, once per shape; shapes that do not fit are a ShapeError naming the op.
+TEST_F(BackendTest, DynamicProgramsAreSpecializedPerShapeByTheNamedBackend) {
+  for (const char* name : {"MLIR", "INTERP"}) {
+    SCOPED_TRACE(name);
+    auto program = compile({findBackend(name), /*requested=*/true}, kDynamicNeg);
+    EXPECT_EQ(program->backend(), name);
+    for (int64_t rows : {4, 7, 4, 1}) {
+      Tensor x = arange(0.0, double(rows * 3), 1.0, kFloat32).reshape({rows, 3});
+      EXPECT_TRUE(equal(program->run(std::vector<Tensor>{x})[0], neg(x))) << rows;
+    }
+    auto dynamic = std::dynamic_pointer_cast<const DynamicProgram>(program);
+    ASSERT_TRUE(dynamic);
+    EXPECT_EQ(dynamic->numCompiled(), 3u);  // 4, 7 and 1; the second 4 is cached
+    EXPECT_KILN_ERROR_HAS(program->run(std::vector<Tensor>{ones({4, 2})}), ShapeError,
+                          "the test program: the arguments' shapes ([4, 2]) do not fit the "
+                          "program: ");
+  }
 }
 
 }  // namespace

@@ -48,6 +48,12 @@ struct CheckOptions {
   double atol = -1;
 };
 
+// A dim of the traced function's tensor inputs whose size may change between calls.
+struct DynamicDim {
+  int64_t input = -1;  // which tensor input; -1: every input of rank above `dim`
+  int64_t dim = 0;
+};
+
 struct TraceOptions {
   // Trace with placeholders that hold no values (reading one is a TraceError); by default
   // the first call runs eagerly while it records, and values it reads are baked in.
@@ -61,6 +67,18 @@ struct TraceOptions {
   // the call fails with the history, or runs eagerly when fallback_to_eager is set.
   int max_retraces = 8;
   bool fallback_to_eager = false;
+  // Dynamic shapes (docs/ARCHITECTURE.md, "Dynamic shapes"). When a call differs from an
+  // earlier recording only in the sizes of some input dims (each at least 2), the new
+  // recording and that one are merged into one program with `?` dims that serves every
+  // later call of any size there: it is specialized and compiled per new shape, never
+  // recorded again. Sizes 0 and 1 are recorded on their own (eager code may broadcast or
+  // squeeze a dim of size 1). KILN_LOG=retrace says which dims became dynamic, or why
+  // they could not. With automatic_dynamic off, only `dynamic_dims` may become dynamic.
+  bool automatic_dynamic = true;
+  // Dims expected to vary (e.g. {{.input = -1, .dim = 0}}: the batch of every input):
+  // merging the recordings for them is always tried, and a failure is a warning on
+  // stderr, not only a log line.
+  std::vector<DynamicDim> dynamic_dims = {};
   CompileOptions compile = {};
   CheckOptions check = {};
 };

@@ -1,0 +1,97 @@
+// DynamicProgram (see DynamicProgram.h).
+#include "runtime/DynamicProgram.h"
+
+#include <iostream>
+
+#include "bridge/OpBridge.h"
+#include "kiln/core/Log.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "passes/SpecializeShapes.h"
+
+namespace kiln::runtime {
+
+namespace {
+
+std::string shapesText(const std::vector<Shape>& shapes) {
+  std::string text;
+  for (const Shape& shape : shapes) text += (text.empty() ? "" : ", ") + detail::concat(shape);
+  return text;
+}
+
+}  // namespace
+
+mlir::OwningOpRef<mlir::ModuleOp> specializedCopy(mlir::func::FuncOp main,
+                                                  const std::vector<Shape>& shapes,
+                                                  std::string_view op, std::string_view what,
+                                                  const SourceLoc& loc) {
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(main.getLoc());
+  auto func = main.clone();
+  module->push_back(func);
+  std::string problem;
+  mlir::ScopedDiagnosticHandler handler(main.getContext(), [&](mlir::Diagnostic& diag) {
+    if (problem.empty() && diag.getSeverity() == mlir::DiagnosticSeverity::Error)
+      problem = bridge::formatLocation(diag.getLocation()) + ": " + diag.str();
+    return mlir::success();
+  });
+  llvm::SmallVector<llvm::SmallVector<int64_t>> sizes;
+  for (const Shape& shape : shapes) sizes.emplace_back(shape.begin(), shape.end());
+  if (mlir::failed(mlir::kiln::specializeShapes(func, sizes)) || mlir::failed(mlir::verify(func)))
+    throw ShapeError::make(loc, op, what, ": the arguments' shapes (", shapesText(shapes),
+                           ") do not fit the program: ",
+                           problem.empty() ? "it does not verify" : problem);
+  return module;
+}
+
+DynamicProgram::DynamicProgram(BackendSelection selection, mlir::func::FuncOp main,
+                               const CallbackTable* callbacks, CompileRequest request,
+                               std::string op, std::string what)
+    : selection_(selection), main_(main), callbacks_(callbacks), request_(request),
+      op_(std::move(op)), what_(std::move(what)) {}
+
+bool DynamicProgram::compiled() const {
+  return selection_.backend->name() != "INTERP";
+}
+
+size_t DynamicProgram::numCompiled() const {
+  std::lock_guard lock(mutex_);
+  return numCompiled_;
+}
+
+void DynamicProgram::addSpecialization(std::vector<Shape> shapes,
+                                       mlir::OwningOpRef<mlir::ModuleOp> module,
+                                       std::shared_ptr<const Program> program,
+                                       std::shared_ptr<const void> keepAlive) const {
+  std::lock_guard lock(mutex_);
+  cache_.push_front({std::move(shapes), std::move(module), std::move(program), std::move(keepAlive)});
+  if (cache_.size() > kMaxSpecializations) cache_.pop_back();
+}
+
+std::shared_ptr<const Program> DynamicProgram::programFor(std::span<const Tensor> arguments,
+                                                          const SourceLoc& loc) const {
+  std::vector<Shape> shapes;
+  for (const Tensor& argument : arguments) shapes.push_back(argument.sizes());
+  std::lock_guard lock(mutex_);
+  for (auto it = cache_.begin(); it != cache_.end(); ++it)
+    if (it->shapes == shapes) {
+      cache_.splice(cache_.begin(), cache_, it);
+      return it->program;
+    }
+  mlir::OwningOpRef<mlir::ModuleOp> module = specializedCopy(main_, shapes, op_, what_, loc);
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  std::shared_ptr<const Program> program =
+      compileProgram(selection_, func, callbacks_, request_, op_, what_, loc);
+  if (logEnabled("compile"))
+    std::cerr << "kiln: " << what_ << " specialized to shapes (" << shapesText(shapes) << ")\n";
+  ++numCompiled_;
+  cache_.push_front({std::move(shapes), std::move(module), program, nullptr});
+  if (cache_.size() > kMaxSpecializations) cache_.pop_back();
+  return program;
+}
+
+std::vector<Tensor> DynamicProgram::run(std::span<const Tensor> arguments, const SourceLoc& loc,
+                                        std::span<const Tensor> reuse) const {
+  return programFor(arguments, loc)->run(arguments, loc, reuse);
+}
+
+}  // namespace kiln::runtime
