@@ -247,6 +247,7 @@ struct TracedCore::Impl {
     entry.program = compileFor(backend, func, rec.callbacks.get(), "trace",
                                "trace '" + options.name + "'", loc, options.compile,
                                deviceOf(entry));
+    if (entry.symbols.empty()) ++staticCompiles;  // a dynamic one compiles per shape
   }
 
   // Where the program's tensors live: its first input's device, else its first state's.
@@ -513,6 +514,7 @@ struct TracedCore::Impl {
   std::vector<Namer> namers;
   std::vector<std::pair<std::string, std::function<std::string()>>> modeProbes;
   std::vector<std::string> history;  // why each retrace happened
+  size_t staticCompiles = 0;         // programs compile() made for static recordings
   std::mutex mutex;                  // guards entries and history; held while recording
 };
 
@@ -633,6 +635,15 @@ void TracedCore::dump(const std::string& path, const DumpOptions& options,
                            " recordings; dump needs exactly one (call it once, with the "
                            "input shapes to dump, before dump)");
   dumpModule(impl_->entries.front()->recording.module.get(), path, options, loc);
+}
+
+size_t TracedCore::numCompiles() const {
+  std::lock_guard lock(impl_->mutex);
+  size_t compiles = impl_->staticCompiles;
+  for (const auto& entry : impl_->entries)
+    if (auto dynamic = std::dynamic_pointer_cast<const runtime::DynamicProgram>(entry->program))
+      compiles += dynamic->numCompiled();
+  return compiles;
 }
 
 size_t TracedCore::numTraces() const {

@@ -74,11 +74,25 @@ TEST_P(DynamicShapes, RowKernelsServeEveryBatchSizeFromOneTrace) {
   traced(randn({32, 24}));
   EXPECT_EQ(traced.num_traces(), 1u);  // the two recordings merged into one
   EXPECT_THAT(traced.graph_str(), HasSubstr("tensor<?x24xf32>"));
+  EXPECT_EQ(traced.num_compiles(), 2u);  // the two recordings' programs, kept for their sizes
   for (int64_t n : sizes()) {
-    Tensor x = testing::seededInput({n, 24}, uint64_t(n));
-    EXPECT_TRUE(agrees(traced(x), f(x))) << "batch " << n;
+    // The first call at a new size records again to check it (by value: the eager run,
+    // which is the result); the second runs the program specialized to it.
+    for (uint64_t call : {0, 1}) {
+      Tensor x = testing::seededInput({n, 24}, uint64_t(n) * 2 + call);
+      EXPECT_TRUE(agrees(traced(x), f(x))) << "batch " << n << ", call " << call;
+    }
   }
   EXPECT_EQ(traced.num_traces(), 1u);
+  // Each new size is one more program (specialized, then compiled or interpreted): 32 and
+  // 64 were compiled already, but interpreted, where every size from 2 runs, 64 comes after
+  // 32 newer shapes and has left the cache (DynamicProgram::kMaxSpecializations).
+  const std::vector<int64_t> all = sizes();
+  const size_t evicted = exact() ? 1 : 0;
+  const size_t known = size_t(std::count_if(all.begin(), all.end(),
+                                            [](int64_t n) { return n == 32 || n == 64; })) -
+                       evicted;
+  EXPECT_EQ(traced.num_compiles(), 2 + all.size() - known);
 }
 
 nn::Sequential makeMlp() {
@@ -106,7 +120,7 @@ TEST_P(DynamicShapes, MlpTrainingStepServesEveryBatchSize) {
                              options(symbolic));
     traced.name_module("model", model).name_optimizer("opt", opt);
     std::vector<int64_t> batches = {64, 64, 64};  // warm-up (momentum made), then recorded
-    for (int64_t n : sizes()) batches.push_back(n);
+    for (int64_t n : sizes()) batches.insert(batches.end(), {n, n});  // checked, then run
     for (size_t k = 0; k < batches.size(); ++k) {
       const int64_t n = batches[k];
       manual_seed(100 + k);
@@ -140,10 +154,11 @@ TEST_P(DynamicShapes, ConvNetForwardServesEveryBatchSize) {
   traced(randn({9, 3, 8, 8}));
   std::vector<int64_t> batches = exact() ? std::vector<int64_t>{2, 3, 5, 7, 13, 64, 101, 257}
                                          : std::vector<int64_t>{2, 7, 33, 257};
-  for (int64_t n : batches) {
-    Tensor x = testing::seededInput({n, 3, 8, 8}, uint64_t(n));
-    EXPECT_TRUE(agrees(traced(x), net->forward(x))) << "batch " << n;
-  }
+  for (int64_t n : batches)
+    for (uint64_t call : {0, 1}) {
+      Tensor x = testing::seededInput({n, 3, 8, 8}, uint64_t(n) * 2 + call);
+      EXPECT_TRUE(agrees(traced(x), net->forward(x))) << "batch " << n << ", call " << call;
+    }
   EXPECT_EQ(traced.num_traces(), 1u);
 }
 
@@ -160,6 +175,7 @@ TEST_P(DynamicShapes, SizeOneIsTracedOnItsOwnAndSharedDimsStayEqual) {
   EXPECT_EQ(traced.num_traces(), 2u);  // batch 1 is its own recording
   Tensor x9 = testing::seededInput({9, 3}, 7), w9 = testing::seededInput({9}, 8);
   EXPECT_TRUE(agrees(traced(x9, w9), f(x9, w9)));
+  EXPECT_TRUE(agrees(traced(w9.unsqueeze(1) * x9, w9), f(w9.unsqueeze(1) * x9, w9)));
   EXPECT_EQ(traced.num_traces(), 2u);
   // x's and w's batch dims were equal at both calls, so they are one size: a call where
   // they differ is not served (it is an error in eager code too).
@@ -174,7 +190,7 @@ TEST_P(DynamicShapes, SizeDependentCodeIsCaughtAtEachNewSize) {
   jit::TraceOptions o = options();
   o.max_retraces = 16;
   auto traced = jit::trace(f, o);
-  for (int64_t n : {8, 16, 48, 64, 24, 80, 24, 99, 16}) {
+  for (int64_t n : {8, 16, 48, 64, 24, 80, 24, 99, 16, 80, 99, 24}) {
     Tensor x = testing::seededInput({n, 6}, uint64_t(n));
     EXPECT_TRUE(agrees(traced(x), f(x))) << n;
   }

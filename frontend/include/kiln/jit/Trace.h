@@ -158,6 +158,7 @@ class TracedCore {
 
   std::string graphStr(bool locations) const;
   size_t numTraces() const;
+  size_t numCompiles() const;
   void dump(const std::string& path, const DumpOptions& options, const SourceLoc& loc) const;
 
  private:
@@ -357,6 +358,10 @@ class Traced {
   std::string graph_str(bool locations = false) const { return core_->graphStr(locations); }
   // How many times the function was recorded (1 after the first call, more on retraces).
   size_t num_traces() const { return core_->numTraces(); }
+  // How many programs the backend made: one per recording that runs again, plus one per
+  // new input shape a dynamic recording (TraceOptions::automatic_dynamic) is specialized
+  // to. With the MLIR backend, each is a compile (or a disk-cache hit).
+  size_t num_compiles() const { return core_->numCompiles(); }
 
   // Writes the recorded program to `path` atomically (a temporary name, then rename), its
   // constants as dense_resource blobs. Needs capture_as_const (a dumped graph has no
