@@ -69,14 +69,20 @@ void DynamicProgram::addSpecialization(std::vector<Shape> shapes,
 
 std::shared_ptr<const Program> DynamicProgram::programFor(std::span<const Tensor> arguments,
                                                           const SourceLoc& loc) const {
-  std::vector<Shape> shapes;
-  for (const Tensor& argument : arguments) shapes.push_back(argument.sizes());
+  auto sameShapes = [&](const std::vector<Shape>& shapes) {
+    if (shapes.size() != arguments.size()) return false;
+    for (size_t i = 0; i < shapes.size(); ++i)
+      if (shapes[i] != arguments[i].sizes()) return false;
+    return true;
+  };
   std::lock_guard lock(mutex_);
   for (auto it = cache_.begin(); it != cache_.end(); ++it)
-    if (it->shapes == shapes) {
-      cache_.splice(cache_.begin(), cache_, it);
+    if (sameShapes(it->shapes)) {
+      if (it != cache_.begin()) cache_.splice(cache_.begin(), cache_, it);
       return it->program;
     }
+  std::vector<Shape> shapes;
+  for (const Tensor& argument : arguments) shapes.push_back(argument.sizes());
   mlir::OwningOpRef<mlir::ModuleOp> module = specializedCopy(main_, shapes, op_, what_, loc);
   auto func = *module->getOps<mlir::func::FuncOp>().begin();
   std::shared_ptr<const Program> program =

@@ -549,7 +549,8 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
     // turns out to be the dynamic program specialized to it: C++ code that branches on a
     // size cannot be seen otherwise. By value, the recording is this call's eager run.
     std::vector<Shape> shapes;
-    for (const TensorMeta& input : key.inputs) shapes.push_back(input.shape);
+    if (entry && !entry->symbols.empty())
+      for (const TensorMeta& input : key.inputs) shapes.push_back(input.shape);
     if (entry && !entry->symbols.empty() && !entry->verified.count(shapes)) {
       auto [recorded, eagerOutputs] = impl.record(inputs, key, body);
       std::string difference =
