@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench/Harness.h"
+#include "bench/KilnMlp.h"
 #include "kiln/kiln.h"
 
 namespace {
@@ -24,26 +25,7 @@ namespace {
 using kiln::Tensor;
 using namespace kiln::bench;
 
-struct Mlp {
-  kiln::nn::Sequential model;
-  kiln::optim::SGD opt;
-
-  static kiln::nn::Sequential build() {
-    kiln::manual_seed(0);
-    return kiln::nn::Sequential(kiln::nn::Linear(784, 256), kiln::nn::ReLU(),
-                                kiln::nn::Linear(256, 256), kiln::nn::ReLU(),
-                                kiln::nn::Linear(256, 10));
-  }
-  Mlp() : model(build()), opt(model->parameters(), kiln::optim::SGDOptions(0.01)) {}
-
-  Tensor step(const Tensor& x, const Tensor& y) {
-    Tensor loss = kiln::cross_entropy(model->forward(x), y);
-    opt.zero_grad(/*set_to_none=*/true);
-    loss.backward();
-    opt.step();
-    return loss;
-  }
-};
+using Mlp = KilnMlp;
 
 using Step = kiln::jit::Traced<std::function<Tensor(Tensor, Tensor)>>;
 

@@ -36,6 +36,7 @@
 #include "bench/Harness.h"
 #include "kiln/core/Storage.h"
 #include "kiln/kiln.h"
+#include "bench/KilnMlp.h"
 
 #if KILN_HAVE_LIBTORCH
 #include <torch/torch.h>
@@ -147,27 +148,6 @@ Row make(std::string name, Target target, std::vector<Dims> shapes, KFn kilnFn, 
 // ---- the MLP training step (workload 2) -------------------------------------------------------
 
 constexpr int64_t kBatch = 128;
-
-struct KilnMlp {
-  kiln::nn::Sequential model;
-  kiln::optim::SGD opt;
-
-  static kiln::nn::Sequential build() {
-    kiln::manual_seed(0);
-    return kiln::nn::Sequential(kiln::nn::Linear(784, 256), kiln::nn::ReLU(),
-                                kiln::nn::Linear(256, 256), kiln::nn::ReLU(),
-                                kiln::nn::Linear(256, 10));
-  }
-  KilnMlp() : model(build()), opt(model->parameters(), kiln::optim::SGDOptions(0.01)) {}
-
-  Tensor step(const Tensor& x, const Tensor& y) {
-    Tensor loss = kiln::cross_entropy(model->forward(x), y);
-    opt.zero_grad(/*set_to_none=*/true);
-    loss.backward();
-    opt.step();
-    return loss;
-  }
-};
 
 // The step traced as docs/ARCHITECTURE.md §1 writes it: symbolic, modules and optimizer named.
 std::function<Tensor(const Tensor&, const Tensor&)> tracedStep(std::shared_ptr<KilnMlp> mlp,
