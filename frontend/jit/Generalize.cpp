@@ -93,26 +93,37 @@ bool isIota(mlir::DenseElementsAttr value) {
   return true;
 }
 
-// Every broadcast of a rank-0 splat constant made a splat constant of its shape, in
-// place (the constant left unused is erased): a recorded splat of a size that varies is
-// such a broadcast in the dynamic program, and the recorder writes some splats that way
-// itself, so recordings are compared in this form.
-void spreadSplats(mlir::func::FuncOp func) {
-mlir::OpBuilder builder(func.getContext());
-for (mlir::Operation& op : llvm::make_early_inc_range(func.getBody().front())) {
-  auto broadcast = llvm::dyn_cast<mk::BroadcastInDimOp>(op);
-  auto constant = broadcast ? broadcast.getX().getDefiningOp<mk::ConstantOp>() : nullptr;
-  auto splat = constant ? llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue()) : nullptr;
-  if (!splat || !splat.isSplat() || splat.getType().getRank() != 0 ||
-      !broadcast.getType().hasStaticShape())
-    continue;
-  builder.setInsertionPoint(broadcast);
-  mlir::Value spread = mk::ConstantOp::create(
-      builder, broadcast.getLoc(), llvm::cast<mlir::ElementsAttr>(splat.resizeSplat(broadcast.getType())));
-  broadcast.replaceAllUsesWith(spread);
-  broadcast.erase();
-  if (constant.use_empty()) constant.erase();
-}
+// The form recordings are compared in. Every broadcast of a rank-0 splat constant is
+// made a splat constant of its shape, in place (the constant left unused is erased): a
+// recorded splat of a size that varies is such a broadcast in the dynamic program, and the
+// recorder writes some splats that way itself. Reshapes and broadcasts to their operand's
+// own shape are dropped: the eager frontend does not dispatch a view that changes
+// nothing, which at size 1 leaves out what other sizes record.
+void normalize(mlir::func::FuncOp func) {
+  mlir::OpBuilder builder(func.getContext());
+  for (mlir::Operation& op : llvm::make_early_inc_range(func.getBody().front())) {
+    auto broadcast = llvm::dyn_cast<mk::BroadcastInDimOp>(op);
+    if (llvm::isa<mk::ReshapeOp, mk::BroadcastInDimOp>(op) && op.getNumOperands() == 1 &&
+        op.getOperand(0).getType() == op.getResult(0).getType() &&
+        llvm::cast<mlir::RankedTensorType>(op.getResult(0).getType()).hasStaticShape() &&
+        (!broadcast ||
+         llvm::equal(broadcast.getDims(), llvm::seq<int64_t>(0, broadcast.getType().getRank())))) {
+      op.getResult(0).replaceAllUsesWith(op.getOperand(0));
+      op.erase();
+      continue;
+    }
+    auto constant = broadcast ? broadcast.getX().getDefiningOp<mk::ConstantOp>() : nullptr;
+    auto splat = constant ? llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue()) : nullptr;
+    if (!splat || !splat.isSplat() || splat.getType().getRank() != 0 ||
+        !broadcast.getType().hasStaticShape())
+      continue;
+    builder.setInsertionPoint(broadcast);
+    mlir::Value spread = mk::ConstantOp::create(
+        builder, broadcast.getLoc(), llvm::cast<mlir::ElementsAttr>(splat.resizeSplat(broadcast.getType())));
+    broadcast.replaceAllUsesWith(spread);
+    broadcast.erase();
+    if (constant.use_empty()) constant.erase();
+  }
 }
 
 struct Symbol {
@@ -448,8 +459,8 @@ std::string specializationDifference(mlir::func::FuncOp dynamic, mlir::func::Fun
   });
   if (mlir::failed(mk::specializeShapes(copy, shapes)))
     return "the dynamic program does not specialize to the recording's sizes: " + diagnostics;
-  spreadSplats(expected);
-  spreadSplats(copy);
+  normalize(expected);
+  normalize(copy);
   if (std::string diff = programDifference(expected, copy); !diff.empty())
     return "the dynamic program specialized to the recording's sizes is not that recording: " + diff;
   return "";

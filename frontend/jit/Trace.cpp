@@ -133,7 +133,8 @@ struct TracedCore::Impl {
   };
 
   // Whether `entry` serves `key`: the same key, but that a dynamic entry's `?` dims take
-  // any size of at least 2, equal where two dims share a symbol.
+  // any size of at least 1, equal where two dims share a symbol. (Size 1 is never learnt
+  // from, but is served once the check at its first call passes; size 0 never is.)
   static bool matches(const Entry& entry, const CallKey& key) {
     if (entry.symbols.empty()) return sameKey(entry.key, key);
     if (!sameKey(entry.key, key, /*shapes=*/false)) return false;
@@ -143,7 +144,7 @@ struct TracedCore::Impl {
         const int symbol = entry.symbols[i][d];
         const int64_t size = key.inputs[i].shape[d];
         if (symbol < 0 ? size != entry.key.inputs[i].shape[d]
-                       : size < 2 || sizes.emplace(symbol, size).first->second != size)
+                       : size < 1 || sizes.emplace(symbol, size).first->second != size)
           return false;
       }
     return true;
@@ -190,47 +191,64 @@ struct TracedCore::Impl {
   void makeDynamic(Entry& entry) {
     const std::vector<std::vector<bool>> named = namedDims(entry.key);
     if (!options.automatic_dynamic && named.empty()) return;
-    auto earlier = std::find_if(entries.rbegin(), entries.rend(), [&](const auto& other) {
-      return other.get() != &entry && other->symbols.empty() &&
-             sameKey(other->key, entry.key, /*shapes=*/false) &&
-             other->recording.state.size() == entry.recording.state.size() &&
-             std::equal(other->recording.state.begin(), other->recording.state.end(),
+    // The static recordings of this function that differ from `entry` only in sizes.
+    auto mergeable = [&](const Entry& other) {
+      return &other != &entry && other.symbols.empty() &&
+             sameKey(other.key, entry.key, /*shapes=*/false) &&
+             other.recording.state.size() == entry.recording.state.size() &&
+             std::equal(other.recording.state.begin(), other.recording.state.end(),
                         entry.recording.state.begin(),
                         [](const Tensor& x, const Tensor& y) { return x.impl() == y.impl(); });
-    });
-    if (earlier == entries.rend()) return;
-    Entry& before = **earlier;
-    Generalized merged = generalize(funcOf(before.recording), funcOf(entry.recording),
-                                    entry.key.inputs.size(),
-                                    options.automatic_dynamic ? std::vector<std::vector<bool>>{} : named);
-    if (!merged.module) {
-      const std::string message = "kiln: '" + options.name + "' stays static for these shapes: " +
-                                  merged.why + "\n";
-      if (!named.empty() || logEnabled("retrace")) std::cerr << message;
+    };
+    // The most recent one it merges with.
+    Entry* before = nullptr;
+    Generalized merged;
+    std::string why;
+    for (auto it = entries.rbegin(); it != entries.rend() && !before; ++it) {
+      if (!mergeable(**it)) continue;
+      merged = generalize(funcOf((*it)->recording), funcOf(entry.recording), entry.key.inputs.size(),
+                          options.automatic_dynamic ? std::vector<std::vector<bool>>{} : named);
+      if (merged.module) before = it->get();
+      else if (why.empty()) why = merged.why;
+    }
+    if (!before) {
+      if (!why.empty() && (!named.empty() || logEnabled("retrace")))
+        std::cerr << "kiln: '" << options.name << "' stays static for these shapes: " << why << "\n";
       return;
     }
     mlir::OwningOpRef<mlir::ModuleOp> recorded = std::move(entry.recording.module);
     std::shared_ptr<const runtime::Program> recordedProgram = std::move(entry.program);
     entry.recording.module = std::move(merged.module);
     entry.symbols = std::move(merged.symbols);
-    for (const Entry* recording : {&before, &entry}) {
-      std::vector<Shape> shapes;
-      for (const TensorMeta& input : recording->key.inputs) shapes.push_back(input.shape);
-      entry.verified.insert(std::move(shapes));
-    }
     compile(entry);
-    if (auto dynamic = std::dynamic_pointer_cast<const runtime::DynamicProgram>(entry.program)) {
-      std::vector<Shape> beforeShapes = argumentShapes(funcOf(before.recording));
-      std::vector<Shape> recordedShapes = argumentShapes(*recorded->getOps<mlir::func::FuncOp>().begin());
-      dynamic->addSpecialization(std::move(beforeShapes), std::move(before.recording.module),
-                                 before.program, before.recording.callbacks);
-      dynamic->addSpecialization(std::move(recordedShapes), std::move(recorded), recordedProgram);
-    }
+    auto dynamic = std::dynamic_pointer_cast<const runtime::DynamicProgram>(entry.program);
+    // Its program serves the two recordings' shapes, and those of any other static
+    // recording it turns out to be (a size 1 recorded before the merge).
+    auto absorb = [&](Entry& other, mlir::OwningOpRef<mlir::ModuleOp> module,
+                      std::shared_ptr<const runtime::Program> program) {
+      std::vector<Shape> shapes;
+      for (const TensorMeta& input : other.key.inputs) shapes.push_back(input.shape);
+      entry.verified.insert(std::move(shapes));
+      if (!dynamic) return;
+      std::vector<Shape> arguments = argumentShapes(*module->getOps<mlir::func::FuncOp>().begin());
+      dynamic->addSpecialization(std::move(arguments), std::move(module), std::move(program),
+                                 other.recording.callbacks);
+    };
+    absorb(entry, std::move(recorded), recordedProgram);
+    std::set<const Entry*> absorbed{before};
+    absorb(*before, std::move(before->recording.module), before->program);
+    for (auto& other : entries)
+      if (!absorbed.count(other.get()) && mergeable(*other) &&
+          specializationDifference(funcOf(entry.recording), funcOf(other->recording)).empty()) {
+        absorbed.insert(other.get());
+        absorb(*other, std::move(other->recording.module), other->program);
+      }
     if (logEnabled("retrace"))
       std::cerr << "kiln: '" << options.name << "' is dynamic in " << dimsText(entry.symbols)
-                << " from now on: its recordings at two sizes were merged into one program "
-                   "that serves every size\n";
-    entries.erase(std::next(earlier).base());
+                << " from now on: " << absorbed.size() + 1
+                << " recordings at different sizes were merged into one program that serves "
+                   "every size\n";
+    std::erase_if(entries, [&](const auto& other) { return absorbed.count(other.get()) > 0; });
   }
 
   Impl(TraceOptions options, SourceLoc loc)

@@ -51,14 +51,14 @@ class DynamicShapes : public ::testing::TestWithParam<const char*> {
     if (diff <= 1e-5 * scale) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "differs by " << diff << " (scale " << scale << ")";
   }
-  // Batch sizes for the per-size loops: every size from 2 to 257 interpreted, a spread
+  // Batch sizes for the per-size loops: every size from 1 to 257 interpreted, a spread
   // of odd, prime and power-of-two sizes compiled (each new size compiles once).
   std::vector<int64_t> sizes() const {
     std::vector<int64_t> out;
     if (exact())
-      for (int64_t n = 2; n <= 257; ++n) out.push_back(n);
+      for (int64_t n = 1; n <= 257; ++n) out.push_back(n);
     else
-      out = {2, 3, 5, 8, 17, 31, 64, 100, 127, 128, 257};
+      out = {1, 2, 3, 5, 8, 17, 31, 64, 100, 127, 128, 257};
     return out;
   }
 };
@@ -84,15 +84,15 @@ TEST_P(DynamicShapes, RowKernelsServeEveryBatchSizeFromOneTrace) {
     }
   }
   EXPECT_EQ(traced.num_traces(), 1u);
-  // Each new size is one more program (specialized, then compiled or interpreted): 32 and
-  // 64 were compiled already, but interpreted, where every size from 2 runs, 64 comes after
-  // 32 newer shapes and has left the cache (DynamicProgram::kMaxSpecializations).
+  // Each new size is one more program (specialized, then compiled or interpreted); 32 and
+  // 64 were made already, unless they left the cache of 32 shapes before the loop came
+  // back to them (interpreted, where every size from 1 runs).
   const std::vector<int64_t> all = sizes();
-  const size_t evicted = exact() ? 1 : 0;
-  const size_t known = size_t(std::count_if(all.begin(), all.end(),
-                                            [](int64_t n) { return n == 32 || n == 64; })) -
-                       evicted;
-  EXPECT_EQ(traced.num_compiles(), 2 + all.size() - known);
+  const size_t known = size_t(
+      std::count_if(all.begin(), all.end(), [](int64_t n) { return n == 32 || n == 64; }));
+  EXPECT_LE(traced.num_compiles(), 2 + all.size());
+  EXPECT_GE(traced.num_compiles(), 2 + all.size() - known);
+  if (!exact()) EXPECT_EQ(traced.num_compiles(), 2 + all.size() - known);
 }
 
 nn::Sequential makeMlp() {
@@ -152,8 +152,8 @@ TEST_P(DynamicShapes, ConvNetForwardServesEveryBatchSize) {
   NoGradGuard noGrad;
   traced(randn({16, 3, 8, 8}));
   traced(randn({9, 3, 8, 8}));
-  std::vector<int64_t> batches = exact() ? std::vector<int64_t>{2, 3, 5, 7, 13, 64, 101, 257}
-                                         : std::vector<int64_t>{2, 7, 33, 257};
+  std::vector<int64_t> batches = exact() ? std::vector<int64_t>{1, 2, 3, 5, 7, 13, 64, 101, 257}
+                                         : std::vector<int64_t>{1, 2, 7, 33, 257};
   for (int64_t n : batches)
     for (uint64_t call : {0, 1}) {
       Tensor x = testing::seededInput({n, 3, 8, 8}, uint64_t(n) * 2 + call);
@@ -162,21 +162,24 @@ TEST_P(DynamicShapes, ConvNetForwardServesEveryBatchSize) {
   EXPECT_EQ(traced.num_traces(), 1u);
 }
 
-// Sizes 0 and 1 get recordings of their own; a size that only one dim of a pair had in
-// common makes no match.
-TEST_P(DynamicShapes, SizeOneIsTracedOnItsOwnAndSharedDimsStayEqual) {
+// Size 1 is never learnt from (two recordings one of which has a size-1 dim stay
+// separate), but a dynamic recording serves it once the check at its first call passes;
+// dims equal at both recordings must stay equal.
+TEST_P(DynamicShapes, SizeOneIsServedAfterItsCheckAndSharedDimsStayEqual) {
   auto f = [](Tensor x, Tensor w) { return (x * w.unsqueeze(1)).sum(1); };
+  auto merges = jit::trace(f, options());
+  merges(ones({1, 3}), ones({1}));
+  merges(ones({6, 3}), ones({6}));
+  EXPECT_EQ(merges.num_traces(), 2u);  // not merged with the size-1 recording
   auto traced = jit::trace(f, options());
   traced(ones({4, 3}), ones({4}));
   traced(ones({6, 3}), ones({6}));
   EXPECT_EQ(traced.num_traces(), 1u);
-  Tensor x = testing::seededInput({1, 3}, 5), w = testing::seededInput({1}, 6);
-  EXPECT_TRUE(agrees(traced(x, w), f(x, w)));
-  EXPECT_EQ(traced.num_traces(), 2u);  // batch 1 is its own recording
-  Tensor x9 = testing::seededInput({9, 3}, 7), w9 = testing::seededInput({9}, 8);
-  EXPECT_TRUE(agrees(traced(x9, w9), f(x9, w9)));
-  EXPECT_TRUE(agrees(traced(w9.unsqueeze(1) * x9, w9), f(w9.unsqueeze(1) * x9, w9)));
-  EXPECT_EQ(traced.num_traces(), 2u);
+  for (int64_t n : {1, 1, 9, 9}) {
+    Tensor x = testing::seededInput({n, 3}, 5), w = testing::seededInput({n}, 6);
+    EXPECT_TRUE(agrees(traced(x, w), f(x, w))) << n;
+  }
+  EXPECT_EQ(traced.num_traces(), 1u);
   // x's and w's batch dims were equal at both calls, so they are one size: a call where
   // they differ is not served (it is an error in eager code too).
   EXPECT_KILN_ERROR_HAS(traced(ones({5, 3}), ones({7})), ShapeError, "");

@@ -69,11 +69,11 @@ struct TraceOptions {
   bool fallback_to_eager = false;
   // Dynamic shapes (docs/ARCHITECTURE.md, "Dynamic shapes"). When a call differs from an
   // earlier recording only in the sizes of some input dims (each at least 2), the new
-  // recording and that one are merged into one program with `?` dims that serves every
-  // later call of any size there: it is specialized and compiled per new shape, never
-  // recorded again. Sizes 0 and 1 are recorded on their own (eager code may broadcast or
-  // squeeze a dim of size 1). KILN_LOG=retrace says which dims became dynamic, or why
-  // they could not. With automatic_dynamic off, only `dynamic_dims` may become dynamic.
+  // recording and that one are merged into one program with `?` dims that serves later
+  // calls of any size there (1 and up): the first call at a new shape records it again to
+  // check that it is that program (code that branches on a size gets a recording of its
+  // own), and the program is specialized and compiled per new shape. KILN_LOG=retrace
+  // says which dims became dynamic, or why they could not. With automatic_dynamic off, only `dynamic_dims` may become dynamic.
   bool automatic_dynamic = true;
   // Dims expected to vary (e.g. {{.input = -1, .dim = 0}}: the batch of every input):
   // merging the recordings for them is always tried, and a failure is a warning on
