@@ -32,6 +32,7 @@
 #include "runtime/CompileStages.h"
 #include "runtime/HostPlan.h"
 #include "runtime/JitEngine.h"
+#include "runtime/cache/ProgramKey.h"
 #include "runtime/cpu/Parallel.h"
 #include "support/BinaryFile.h"
 
@@ -72,7 +73,7 @@ extern "C" void kiln_rt_host_op(void* runtime, int64_t id, void* const* operands
 
 // Bumped whenever the pipeline's output for the same module changes, so old disk cache
 // entries stop matching (buildIdentity() also changes with every build of Kiln).
-constexpr std::string_view kPipelineVersion = "kiln-cpu-pipeline/7";
+constexpr std::string_view kPipelineVersion = "kiln-cpu-pipeline/8";
 
 // The build of Kiln this code belongs to (the binary or shared library holding it).
 std::string buildIdentity() {
@@ -84,6 +85,53 @@ std::string optionsKey(const mlir::kiln::CpuPipelineOptions& options) {
          std::to_string(options.fuseMaxInputs);
 }
 
+
+// The traced program's locations (sourceLocations), kept in its planned module's bytecode
+// under a name outside the kiln dialect, so that a program reusing the plan can relocate it.
+constexpr llvm::StringLiteral kSourceLocations = "kiln_cache.source_locations";
+
+std::string plannedBytecode(mlir::ModuleOp planned, mlir::ArrayAttr traced) {
+  planned->setAttr(kSourceLocations, traced);
+  std::string bytes = bytecodeOf(planned);
+  planned->removeAttr(kSourceLocations);
+  return bytes;
+}
+
+// Code compiled in this process, by key, for as long as a program holds it, so that
+// programs with one key (an nn::Graph class made twice) run one JIT session's code.
+class SharedCode {
+ public:
+  struct Code {
+    std::shared_ptr<const JitEngine> engine;
+    std::string planned;      // plannedBytecode of the program that compiled it
+    std::string compiledFor;  // that program's name
+  };
+  static SharedCode& global() {
+    static SharedCode* table = new SharedCode();  // never destroyed: programs may outlive main
+    return *table;
+  }
+  std::optional<Code> find(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    auto found = held_.find(key);
+    if (found == held_.end()) return std::nullopt;
+    std::shared_ptr<const JitEngine> engine = found->second.engine.lock();
+    if (!engine) return std::nullopt;
+    return Code{std::move(engine), found->second.planned, found->second.compiledFor};
+  }
+  void add(const std::string& key, Code code) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(held_, [](const auto& entry) { return entry.second.engine.expired(); });
+    held_[key] = {code.engine, std::move(code.planned), std::move(code.compiledFor)};
+  }
+
+ private:
+  struct Held {
+    std::weak_ptr<const JitEngine> engine;
+    std::string planned, compiledFor;
+  };
+  std::mutex mutex_;
+  std::map<std::string, Held> held_;
+};
 
 }  // namespace
 
@@ -105,28 +153,36 @@ std::shared_ptr<const Executable> Executable::compile(
   StageClock clock;
   IrDumps dumps(executable->name_);
   dumps.write("traced", *module);
-  const std::string key =
-      cache->enabled() ? DiskCache::keyOf({bytecodeOf(*module), HostTarget::get().key(),
-                                           kPipelineVersion, buildIdentity(),
-                                           optionsKey(options), executable->backend_})
-                       : "";
-  if (std::optional<CacheEntry> entry = cache->load(key)) {
-    mlir::ParserConfig config(context);
-    mlir::OwningOpRef<mlir::ModuleOp> planned =
-        mlir::parseSourceString<mlir::ModuleOp>(entry->module, config);
-    if (planned) {
-      if (kernels) executable->retakeKernels(*planned, *kernels, *cache, op, loc);
-      executable->readPlan(*planned, op, loc);
-      executable->link(entry->object, op, loc);
-      executable->loadedFromCache_ = true;
-      clock.lap("load");
-      if (logEnabled("compile")) {
-        std::cerr << "kiln: loaded @" << executable->name_ << " from the disk cache in "
-                  << clock.report();
-        executable->logKernels(kernels);
-      }
-      return executable;
+  nameCanonically(*module);
+  const mlir::ArrayAttr traced = sourceLocations(*module);
+  const std::string key = DiskCache::keyOf({canonicalBytecode(*module), HostTarget::get().key(),
+                                            kPipelineVersion, buildIdentity(),
+                                            optionsKey(options), executable->backend_});
+  if (std::optional<SharedCode::Code> shared = SharedCode::global().find(key);
+      shared && executable->adopt(shared->planned, traced, kernels, *cache, op, loc)) {
+    executable->engine_ = std::move(shared->engine);
+    executable->findEntry();
+    executable->origin_ = Origin::Shared;
+    clock.lap("share");
+    if (logEnabled("compile")) {
+      std::cerr << "kiln: reused @" << shared->compiledFor << "'s code for @" << executable->name_
+                << " (the same program, compiled in this process) in " << clock.report();
+      executable->logKernels(kernels);
     }
+    return executable;
+  }
+  if (std::optional<CacheEntry> entry = cache->load(key);
+      entry && executable->adopt(entry->module, traced, kernels, *cache, op, loc)) {
+    executable->link(entry->object, op, loc);
+    SharedCode::global().add(key, {executable->engine_, std::move(entry->module), executable->name_});
+    executable->origin_ = Origin::DiskCache;
+    clock.lap("load");
+    if (logEnabled("compile")) {
+      std::cerr << "kiln: loaded @" << executable->name_ << " from the disk cache in "
+                << clock.report();
+      executable->logKernels(kernels);
+    }
+    return executable;
   }
 
   mlir::PassManager planning(context);
@@ -139,7 +195,7 @@ std::shared_ptr<const Executable> Executable::compile(
     for (const auto& [name, kernel] : executable->externalKernels_)
       dumps.write(std::string(kernels->name()) + "-" + name, kernel->lowered(), ".stmt");
   dumps.write("planned", *module);
-  const std::string plannedBytecode = cache->enabled() ? bytecodeOf(*module) : "";
+  std::string planned = plannedBytecode(*module, traced);
   executable->readPlan(*module, op, loc);
   int64_t kernelCount = 0;
   for (auto func : module->getOps<mlir::func::FuncOp>())
@@ -154,8 +210,9 @@ std::shared_ptr<const Executable> Executable::compile(
   std::string object = JitEngine::compileObject(*module, op, loc, dumps.enabled() ? &llvmIR : nullptr);
   clock.lap("LLVM");
   dumps.write("llvm", llvmIR, ".ll");
-  cache->store(key, {plannedBytecode, object});
+  cache->store(key, {planned, object});
   executable->link(object, op, loc);
+  SharedCode::global().add(key, {executable->engine_, std::move(planned), executable->name_});
   clock.lap("link");
   if (logEnabled("compile")) {
     std::cerr << "kiln: compiled @" << executable->name_ << " in " << clock.report() << "; "
@@ -165,6 +222,20 @@ std::shared_ptr<const Executable> Executable::compile(
     std::cerr << declined;
   }
   return executable;
+}
+
+bool Executable::adopt(std::string_view planned, mlir::ArrayAttr traced,
+                       const KernelCodegen* kernels, const DiskCache& cache, std::string_view op,
+                       const SourceLoc& loc) {
+  mlir::ParserConfig config(traced.getContext());
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
+      llvm::StringRef(planned.data(), planned.size()), config);
+  if (!module) return false;
+  if (auto compiled = (*module)->getAttrOfType<mlir::ArrayAttr>(kSourceLocations))
+    relocate(*module, compiled, traced);
+  if (kernels) retakeKernels(*module, *kernels, cache, op, loc);
+  readPlan(*module, op, loc);
+  return true;
 }
 
 std::string Executable::takeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels,
@@ -211,7 +282,7 @@ void Executable::logKernels(const KernelCodegen* kernels) const {
 }
 
 void Executable::readPlan(mlir::ModuleOp planned, std::string_view op, const SourceLoc& loc) {
-  PlannedHost plan = readPlannedHost(planned, name_, op, loc);
+  PlannedHost plan = readPlannedHost(planned, std::string(kProgramSymbol), op, loc);
   mlir::func::FuncOp host = plan.host;
   arguments_ = std::move(plan.arguments);
   results_ = std::move(plan.results);
@@ -242,7 +313,11 @@ void Executable::link(std::string_view object, std::string_view op, const Source
        // copy of a strided slice) lowers to a call of MLIR's own runtime helper.
        {"memrefCopy", reinterpret_cast<void*>(&memrefCopy)}},
       op, loc);
-  entry_ = reinterpret_cast<Entry>(engine_->lookup("kiln_" + name_));
+  findEntry();
+}
+
+void Executable::findEntry() {
+  entry_ = reinterpret_cast<Entry>(engine_->lookup("kiln_" + std::string(kProgramSymbol)));
 }
 
 std::unique_ptr<Executable::Arena> Executable::takeArena() const {

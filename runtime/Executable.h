@@ -20,6 +20,7 @@
 #include "runtime/cache/DiskCache.h"
 
 namespace mlir {
+class ArrayAttr;
 class ModuleOp;
 }  // namespace mlir
 namespace mlir::func {
@@ -35,8 +36,12 @@ struct HostOp;
 class Executable final : public Program {
  public:
   // Compiles `main` (a traced kiln function; left unchanged) with kiln-cpu-pipeline for
-  // this machine's CPU, or loads it from `cache` (DiskCache::global() if null), keyed by
-  // the function's bytecode, the host target, the pipeline and this build of Kiln.
+  // this machine's CPU, or takes its code from a program with the same key compiled
+  // earlier in this process and still alive, or loads it from `cache`
+  // (DiskCache::global() if null). The key is the function's canonical bytecode
+  // (runtime/cache/ProgramKey.h: not its name, locations or state names), the host
+  // target, the pipeline and this build of Kiln; a program that reuses another's code
+  // still names its own source lines in errors.
   // Callbacks are looked up in `callbacks` when the program runs, so the table must
   // outlive the Executable. Failures are CompileErrors naming `op`, the failing pass and
   // its first diagnostic, and the file the IR was dumped to. KILN_DUMP_IR=<dir> writes
@@ -68,8 +73,14 @@ class Executable final : public Program {
   // Bytes of the arena each call uses (the memory plan's peak).
   int64_t arenaBytes() const { return arenaBytes_; }
 
-  // Whether compile() found the program in the disk cache.
-  bool loadedFromCache() const { return loadedFromCache_; }
+  // Where compile() found the program's code.
+  enum class Origin {
+    Compiled,  // compiled by this call
+    Shared,    // a live program of the same key in this process (one JIT session for both)
+    DiskCache, // loaded from the disk cache
+  };
+  Origin origin() const { return origin_; }
+  bool loadedFromCache() const { return origin_ == Origin::DiskCache; }
 
   // Runs host op `id` on raw buffers: what compiled code's kiln_rt_host_op calls reach.
   // `arguments` are the call's (contiguous) arguments, which operands that are arguments
@@ -80,6 +91,11 @@ class Executable final : public Program {
  private:
   Executable();
 
+  // Takes the plan of a program with the same key (`planned`, its bytecode) for this one:
+  // its locations become this program's (`traced`: sourceLocations of main), then its
+  // kernels and plan are read as compile() reads its own. False if it does not parse.
+  bool adopt(std::string_view planned, mlir::ArrayAttr traced, const KernelCodegen* kernels,
+             const DiskCache& cache, std::string_view op, const SourceLoc& loc);
   // Reads what run() needs from the planned module: types, arena size, result
   // placements, constants and the host ops.
   void readPlan(mlir::ModuleOp planned, std::string_view op, const SourceLoc& loc);
@@ -96,6 +112,8 @@ class Executable final : public Program {
   void logKernels(const KernelCodegen* kernels) const;
   // Links the compiled object and finds the entry point.
   void link(std::string_view object, std::string_view op, const SourceLoc& loc);
+  // Finds the entry point in engine_.
+  void findEntry();
 
   struct Arena;  // a 64-byte aligned block of arenaBytes_, reused across calls
   std::unique_ptr<Arena> takeArena() const;
@@ -113,8 +131,8 @@ class Executable final : public Program {
   std::vector<HostOp> hostOps_;
   const runtime::CallbackTable* callbacks_ = nullptr;
   int64_t arenaBytes_ = 0;
-  bool loadedFromCache_ = false;
-  std::unique_ptr<JitEngine> engine_;
+  Origin origin_ = Origin::Compiled;
+  std::shared_ptr<const JitEngine> engine_;
   using Entry = void (*)(void* const*, void* const*, void*, void* const*, void*);
   Entry entry_ = nullptr;
   mutable std::mutex arenaMutex_;

@@ -1,5 +1,6 @@
 // Executable with the disk cache, IR dumps and pipeline failures: a second compile of the
-// same function loads it, a corrupt entry is rebuilt, KILN_DUMP_IR writes every stage, and
+// same function loads it, programs that differ only in names and lines share one compiled
+// code in memory and on disk, a corrupt entry is rebuilt, KILN_DUMP_IR writes every stage, and
 // a failing pass is a CompileError naming it and the file holding its IR; HALIDE's kernels
 // and runtime are objects in the cache, loaded by a later process without Halide.
 #include <gtest/gtest.h>
@@ -52,9 +53,9 @@ struct Parsed {
   mlir::OwningOpRef<mlir::ModuleOp> module;
 };
 
-std::shared_ptr<const Executable> compile(const char* source, const DiskCache& cache,
+std::shared_ptr<const Executable> compile(const std::string& source, const DiskCache& cache,
                                           const KernelCodegen* kernels = nullptr) {
-  Parsed parsed(source);
+  Parsed parsed(source.c_str());
   return Executable::compile(parsed.main(), nullptr, "test", SourceLoc::current(), &cache, {},
                              kernels);
 }
@@ -62,12 +63,132 @@ std::shared_ptr<const Executable> compile(const char* source, const DiskCache& c
 TEST(ExecutableCacheTest, ASecondCompileLoadsFromTheDiskCache) {
   DiskCache cache(freshDirectory("warm"));
   auto cold = compile(kProgram, cache);
-  EXPECT_FALSE(cold->loadedFromCache());
+  EXPECT_EQ(cold->origin(), Executable::Origin::Compiled);
+  Tensor x = randn({4, 8});
+  const Tensor expected = cold->run(std::vector<Tensor>{x})[0];
+  const int64_t arenaBytes = cold->arenaBytes();
+  cold.reset();  // as in a new process: nothing compiled is alive to share
   auto warm = compile(kProgram, cache);
   EXPECT_TRUE(warm->loadedFromCache());
+  EXPECT_TRUE(equal(warm->run(std::vector<Tensor>{x})[0], expected));
+  EXPECT_EQ(warm->arenaBytes(), arenaBytes);
+}
+
+// `source` with its function called `name`.
+std::string named(const char* source, const std::string& name) {
+  std::string text = source;
+  text.replace(text.find("@main"), 5, "@" + name);
+  return text;
+}
+
+// stderr of `compile` with KILN_LOG=compile.
+template <class Compile>
+std::string compileLog(Compile compile) {
+  ::testing::internal::CaptureStderr();
+  setenv("KILN_LOG", "compile", 1);
+  compile();
+  unsetenv("KILN_LOG");
+  return ::testing::internal::GetCapturedStderr();
+}
+
+// Two programs that differ only in their names (nn::Graph's TrainGraph_0_step and
+// TrainGraph_1_step) compile once: the second runs the first's code while the first is
+// alive, and a third, after both are gone, loads the entry the first stored.
+TEST(ExecutableCacheTest, ProgramsThatDifferOnlyInNameCompileOnce) {
+  DiskCache cache(freshDirectory("names"));
   Tensor x = randn({4, 8});
-  EXPECT_TRUE(equal(cold->run(std::vector<Tensor>{x})[0], warm->run(std::vector<Tensor>{x})[0]));
-  EXPECT_EQ(cold->arenaBytes(), warm->arenaBytes());
+  const Tensor expected = exp(sub(x, amax(x, {1}, true)));
+  std::shared_ptr<const Executable> first, second;
+  compileLog([&] { first = compile(named(kProgram, "first"), cache); });
+  const std::string log = compileLog([&] { second = compile(named(kProgram, "second"), cache); });
+  EXPECT_EQ(first->origin(), Executable::Origin::Compiled);
+  EXPECT_EQ(second->origin(), Executable::Origin::Shared);
+  EXPECT_NE(log.find("kiln: reused @first's code for @second"), std::string::npos) << log;
+  EXPECT_EQ(log.find("kiln: compiled"), std::string::npos) << log;
+  EXPECT_TRUE(allclose(second->run(std::vector<Tensor>{x})[0], expected, 1e-5, 1e-6));
+  EXPECT_TRUE(allclose(first->run(std::vector<Tensor>{x})[0], expected, 1e-5, 1e-6));
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(cache.directory()), {}), 1);
+
+  first.reset();
+  second.reset();
+  auto third = compile(named(kProgram, "third"), cache);
+  EXPECT_EQ(third->origin(), Executable::Origin::DiskCache);
+  EXPECT_TRUE(allclose(third->run(std::vector<Tensor>{x})[0], expected, 1e-5, 1e-6));
+}
+
+// State names are not part of the program either: a graph's modules registered under other
+// names make the same key.
+TEST(ExecutableCacheTest, StateNamesAreNotPartOfTheKey) {
+  constexpr const char* kSgd = R"mlir(
+func.func @main(%g: tensor<16xf32> {kiln.input = 0 : i64}, %w: tensor<16xf32> {kiln.state = "{W}"})
+    -> (tensor<16xf32> {kiln.state_update = "{W}"}) {
+  %lr = kiln.constant dense<0.5> : tensor<16xf32>
+  %step = kiln.mul %g, %lr : tensor<16xf32>
+  %new = kiln.sub %w, %step : tensor<16xf32>
+  return %new : tensor<16xf32>
+}
+)mlir";
+  auto withState = [&](const std::string& name) {
+    std::string text = kSgd;
+    for (size_t at; (at = text.find("{W}")) != std::string::npos;) text.replace(at, 3, name);
+    return text;
+  };
+  DiskCache cache("");
+  auto first = compile(withState("model.weight"), cache);
+  auto second = compile(withState("net.weight"), cache);
+  EXPECT_EQ(second->origin(), Executable::Origin::Shared);
+  Tensor w = full({16}, 3.0);
+  std::vector<Tensor> results = second->run(std::vector<Tensor>{ones({16}), w});
+  EXPECT_EQ(results[0].rawData(), w.rawData()) << "the update is still in place";
+  EXPECT_TRUE(equal(w, full({16}, 2.5)));
+}
+
+// A program with a callback at `line` of `file`; the callback's result has the wrong shape,
+// which is an error naming the callback's line.
+constexpr const char* kCallbackProgram = R"mlir(
+func.func @main(%x: tensor<2xf32> {kiln.input = 0 : i64}) -> (tensor<2xf32> {kiln.output = 0 : i64}) {
+  %cb = kiln.callback(%x) callee = 0 : (tensor<2xf32>) -> tensor<2xf32> loc("{FILE}":{LINE}:5)
+  %e = kiln.exp %cb : tensor<2xf32> loc("{FILE}":{LINE}:9)
+  return %e : tensor<2xf32>
+}
+)mlir";
+
+std::string runError(const Executable& program) {
+  try {
+    program.run(std::vector<Tensor>{ones({2})});
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// Errors of a program that reuses another's code (in memory or from the disk cache) name
+// the lines of its own source, not of the program that compiled the code.
+TEST(ExecutableCacheTest, AReusedProgramNamesItsOwnLines) {
+  CallbackTable callbacks;
+  callbacks.add([](std::span<const Tensor>) { return std::vector<Tensor>{ones({3})}; });
+  auto at = [](const std::string& file, int line) {
+    std::string text = kCallbackProgram;
+    for (size_t k; (k = text.find("{FILE}")) != std::string::npos;) text.replace(k, 6, file);
+    for (size_t k; (k = text.find("{LINE}")) != std::string::npos;) text.replace(k, 6, std::to_string(line));
+    return text;
+  };
+  auto compileAt = [&](const std::string& file, int line, const DiskCache& cache) {
+    Parsed parsed(at(file, line).c_str());
+    return Executable::compile(parsed.main(), &callbacks, "test", SourceLoc::current(), &cache);
+  };
+  DiskCache cache(freshDirectory("lines"));
+  auto first = compileAt("first.cc", 3, cache);
+  auto second = compileAt("second.cc", 7, cache);
+  EXPECT_EQ(second->origin(), Executable::Origin::Shared);
+  EXPECT_NE(runError(*first).find("'kiln.callback' at first.cc:3:5"), std::string::npos) << runError(*first);
+  EXPECT_NE(runError(*second).find("'kiln.callback' at second.cc:7:5"), std::string::npos) << runError(*second);
+
+  first.reset();
+  second.reset();
+  auto third = compileAt("third.cc", 11, cache);
+  EXPECT_EQ(third->origin(), Executable::Origin::DiskCache);
+  EXPECT_NE(runError(*third).find("'kiln.callback' at third.cc:11:5"), std::string::npos) << runError(*third);
 }
 
 TEST(ExecutableCacheTest, ACorruptEntryIsReportedAndRebuilt) {
@@ -84,6 +205,7 @@ TEST(ExecutableCacheTest, ACorruptEntryIsReportedAndRebuilt) {
   EXPECT_NE(report.find("is corrupt"), std::string::npos) << report;
   Tensor x = randn({4, 8});
   EXPECT_TRUE(allclose(rebuilt->run(std::vector<Tensor>{x})[0], exp(sub(x, amax(x, {1}, true))), 1e-5, 1e-6));
+  rebuilt.reset();
   EXPECT_TRUE(compile(kProgram, cache)->loadedFromCache()) << "the rebuild stored a good entry";
 }
 
@@ -156,6 +278,8 @@ TEST(ExecutableCacheTest, HalideKernelsAreLoadedFromTheDiskCacheWithoutHalide) {
   halide::forgetHalideKernels();
   const halide::HalideCounts start = halide::halideCounts();
   auto cold = compile(kHalideProgram, cache, &halide::halideKernels());
+  const std::vector<Tensor> first = halideResults(cold);
+  cold.reset();  // nothing compiled is alive to share, as in a second process
   const halide::HalideCounts compiled = halide::halideCounts();
   const int64_t kernels = compiled.compiled - start.compiled;
   EXPECT_GE(kernels, 2);
@@ -175,11 +299,11 @@ TEST(ExecutableCacheTest, HalideKernelsAreLoadedFromTheDiskCacheWithoutHalide) {
   EXPECT_EQ(loaded.runtimesCompiled, compiled.runtimesCompiled);
   EXPECT_EQ(loaded.loaded - compiled.loaded, kernels);
   EXPECT_EQ(count(log, "(object from the disk cache)"), size_t(kernels)) << log;
+  expectIdentical(halideResults(warm), first);
+  warm.reset();
 
   // KILN_CACHE_DIR=off: Halide's JIT compiles the same pipelines.
   auto jit = compile(kHalideProgram, DiskCache(""), &halide::halideKernels());
-  const std::vector<Tensor> first = halideResults(cold);
-  expectIdentical(halideResults(warm), first);
   expectIdentical(halideResults(jit), first);
 }
 

@@ -1,0 +1,86 @@
+// What makes two traced programs the same program (see ProgramKey.h).
+#include "runtime/cache/ProgramKey.h"
+
+#include <string>
+
+#include "dialect/KilnDialect.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/IR/Location.h"
+
+namespace kiln::runtime {
+
+using mlir::kiln::KilnDialect;
+
+namespace {
+
+// Calls `visit` with each block argument's and each op's location setter, in walk order.
+template <class Visit>
+void forEachLocated(mlir::Operation* root, Visit visit) {
+  root->walk<mlir::WalkOrder::PreOrder>([&](mlir::Operation* op) {
+    visit(op->getLoc(), [op](mlir::Location loc) { op->setLoc(loc); });
+    for (mlir::Region& region : op->getRegions())
+      for (mlir::Block& block : region)
+        for (mlir::BlockArgument arg : block.getArguments())
+          visit(arg.getLoc(), [arg](mlir::Location loc) mutable { arg.setLoc(loc); });
+  });
+}
+
+// Each state (and each update of it) named "s<k>", k its argument's index.
+void nameStatesByIndex(mlir::func::FuncOp host) {
+  mlir::Builder builder(host.getContext());
+  llvm::DenseMap<mlir::Attribute, mlir::Attribute> byIndex;
+  for (unsigned k = 0; k < host.getNumArguments(); ++k)
+    if (auto name = host.getArgAttrOfType<mlir::StringAttr>(k, KilnDialect::getStateAttrName())) {
+      mlir::StringAttr index = builder.getStringAttr("s" + std::to_string(k));
+      byIndex.try_emplace(name, index);
+      host.setArgAttr(k, KilnDialect::getStateAttrName(), index);
+    }
+  for (unsigned k = 0; k < host.getNumResults(); ++k)
+    if (auto name = host.getResultAttrOfType<mlir::StringAttr>(k, KilnDialect::getStateUpdateAttrName()))
+      if (auto index = byIndex.find(name); index != byIndex.end())
+        host.setResultAttr(k, KilnDialect::getStateUpdateAttrName(), index->second);
+}
+
+}  // namespace
+
+void nameCanonically(mlir::ModuleOp module) {
+  for (auto host : module.getOps<mlir::func::FuncOp>()) host.setSymName(kProgramSymbol);
+}
+
+std::string canonicalBytecode(mlir::ModuleOp module) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy = module.clone();
+  const mlir::Location unknown = mlir::UnknownLoc::get(module.getContext());
+  forEachLocated(*copy, [&](mlir::Location, auto set) { set(unknown); });
+  for (auto host : copy->getOps<mlir::func::FuncOp>()) nameStatesByIndex(host);
+  std::string bytes;
+  llvm::raw_string_ostream out(bytes);
+  if (mlir::failed(mlir::writeBytecodeToFile(*copy, out))) return "";
+  return bytes;
+}
+
+mlir::ArrayAttr sourceLocations(mlir::ModuleOp module) {
+  llvm::SmallVector<mlir::Attribute> locations;
+  forEachLocated(module, [&](mlir::Location loc, auto) { locations.push_back(loc); });
+  return mlir::ArrayAttr::get(module.getContext(), locations);
+}
+
+void relocate(mlir::ModuleOp planned, mlir::ArrayAttr compiled, mlir::ArrayAttr traced) {
+  if (compiled == traced || compiled.size() != traced.size()) return;
+  llvm::DenseMap<mlir::Attribute, mlir::Attribute> replacement;
+  for (auto [from, to] : llvm::zip_equal(compiled, traced)) replacement.try_emplace(from, to);
+  mlir::AttrTypeReplacer replacer;
+  // A replaced location is not walked again: its parts are this program's already.
+  replacer.addReplacement(
+      [&](mlir::LocationAttr loc) -> std::optional<std::pair<mlir::Attribute, mlir::WalkResult>> {
+        auto found = replacement.find(loc);
+        if (found == replacement.end()) return std::nullopt;
+        return std::make_pair(found->second, mlir::WalkResult::skip());
+      });
+  replacer.recursivelyReplaceElementsIn(planned, /*replaceAttrs=*/false, /*replaceLocs=*/true);
+}
+
+}  // namespace kiln::runtime
