@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "bench/Harness.h"
-#include "bench/KilnMlp.h"
+#include "bench/Mlp.h"
 #include "kiln/kiln.h"
 
 namespace {

@@ -83,6 +83,8 @@ std::string dimsText(const Dims& d);
 std::vector<float> hostValues(const Dims& shape, uint32_t seed);
 
 kiln::Tensor kilnTensor(std::vector<float>& values, const Dims& shape);
+// Reads `t`'s data pointer through a volatile, so a timed call's result is not optimized away.
+void sink(const kiln::Tensor& t);
 std::vector<float> kilnValues(const kiln::Tensor& t);
 
 #if KILN_HAVE_LIBTORCH

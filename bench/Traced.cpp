@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "bench/Harness.h"
+#include "bench/Mlp.h"
 #include "kiln/core/Storage.h"
 #include "kiln/kiln.h"
-#include "bench/KilnMlp.h"
 
 #if KILN_HAVE_LIBTORCH
 #include <torch/torch.h>
@@ -86,11 +86,6 @@ struct Row {
   double halideDiff = NAN;  // max |halide - eager|
   std::string spread;
 };
-
-void sink(const Tensor& t) {
-  void* volatile p = t.rawData();
-  (void)p;
-}
 
 #if KILN_HAVE_LIBTORCH
 using TT = std::vector<torch::Tensor>;
@@ -145,28 +140,7 @@ Row make(std::string name, Target target, std::vector<Dims> shapes, KFn kilnFn, 
 #endif
 #define KILN(body) [](const KT& in) -> Tensor { body }
 
-// ---- the MLP training step (workload 2) -------------------------------------------------------
-
-constexpr int64_t kBatch = 128;
-
-// The step traced as docs/ARCHITECTURE.md §1 writes it: symbolic, modules and optimizer named.
-std::function<Tensor(const Tensor&, const Tensor&)> tracedStep(std::shared_ptr<KilnMlp> mlp,
-                                                              std::string backend = "") {
-  kiln::jit::TraceOptions options{.symbolic = true, .name = "mlp_step"};
-  options.compile.backend = std::move(backend);
-  auto t = kiln::jit::trace([mlp](Tensor x, Tensor y) { return mlp->step(x, y); }, options);
-  t.name_module("model", mlp->model).name_optimizer("opt", mlp->opt);
-  return [t](const Tensor& x, const Tensor& y) { return t(x, y); };
-}
-
-struct MlpData {
-  Tensor x, y;
-  static MlpData make() {
-    std::vector<float> host = hostValues({kBatch, 784}, 5);
-    kiln::manual_seed(7);
-    return {kilnTensor(host, {kBatch, 784}), kiln::randint(0, 10, {kBatch})};
-  }
-};
+// ---- the MLP training step (workload 2, bench/Mlp.h) ------------------------------------------
 
 Row mlpRow() {
   Row w;

@@ -80,9 +80,23 @@ std::string buildIdentity() {
   return DiskCache::fileIdentityOf(reinterpret_cast<const void*>(&kiln_rt_host_op));
 }
 
-std::string optionsKey(const mlir::kiln::CpuPipelineOptions& options) {
+// LLVM's optimization level for kernels and host code: O2, because O3 measurably gained
+// nothing on the traced training steps and cost 1.7x the compile time (bench/opt_levels;
+// docs/ARCHITECTURE.md, "Kernels are compiled at O2").
+constexpr unsigned kLlvmOptLevel = 2;
+
+// KILN_LLVM_OPT=0..3, read at each compile, overrides kLlvmOptLevel: a knob for measuring
+// what a level gains (bench/opt_levels), part of the key.
+unsigned llvmOptLevel(std::string_view op, const SourceLoc& loc) {
+  const std::string_view value = std::getenv("KILN_LLVM_OPT") ? std::getenv("KILN_LLVM_OPT") : "";
+  if (value.empty()) return kLlvmOptLevel;
+  if (value.size() == 1 && value[0] >= '0' && value[0] <= '3') return unsigned(value[0] - '0');
+  throw CompileError::make(loc, op, "KILN_LLVM_OPT is '", value, "'; it takes 0, 1, 2 or 3");
+}
+
+std::string optionsKey(const mlir::kiln::CpuPipelineOptions& options, unsigned optLevel) {
   return "fuse=" + std::to_string(options.fuse) + ";max-inputs=" +
-         std::to_string(options.fuseMaxInputs);
+         std::to_string(options.fuseMaxInputs) + ";llvm-opt=" + std::to_string(optLevel);
 }
 
 
@@ -155,9 +169,10 @@ std::shared_ptr<const Executable> Executable::compile(
   dumps.write("traced", *module);
   nameCanonically(*module);
   const mlir::ArrayAttr traced = sourceLocations(*module);
+  const unsigned optLevel = llvmOptLevel(op, loc);
   const std::string key = DiskCache::keyOf({canonicalBytecode(*module), HostTarget::get().key(),
                                             kPipelineVersion, buildIdentity(),
-                                            optionsKey(options), executable->backend_});
+                                            optionsKey(options, optLevel), executable->backend_});
   if (std::optional<SharedCode::Code> shared = SharedCode::global().find(key);
       shared && executable->adopt(shared->planned, traced, kernels, *cache, op, loc)) {
     executable->engine_ = std::move(shared->engine);
@@ -207,7 +222,8 @@ std::shared_ptr<const Executable> Executable::compile(
   clock.lap("lowering");
   dumps.write("lowered", *module);
   std::string llvmIR;
-  std::string object = JitEngine::compileObject(*module, op, loc, dumps.enabled() ? &llvmIR : nullptr);
+  std::string object =
+      JitEngine::compileObject(*module, op, loc, dumps.enabled() ? &llvmIR : nullptr, optLevel);
   clock.lap("LLVM");
   dumps.write("llvm", llvmIR, ".ll");
   cache->store(key, {planned, object});

@@ -46,13 +46,15 @@ void initializeNativeTarget() {
 
 std::string message(llvm::Error error) { return llvm::toString(std::move(error)); }
 
-llvm::orc::JITTargetMachineBuilder hostMachineBuilder(std::string_view op, const SourceLoc& loc) {
+llvm::orc::JITTargetMachineBuilder hostMachineBuilder(std::string_view op, const SourceLoc& loc,
+                                                      unsigned optLevel = 3) {
   initializeNativeTarget();
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder)
     throw CompileError::make(loc, op, "cannot describe the host CPU to LLVM: ",
                              message(builder.takeError()));
-  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->setCodeGenOptLevel(llvm::CodeGenOpt::getLevel(int(std::min(optLevel, 3u)))
+                                  .value_or(llvm::CodeGenOptLevel::Aggressive));
   // What LLJIT itself picks when it links with JITLink: position-independent code in the
   // small code model. Left unset, a JIT target machine on x86-64 uses the large model, whose
   // every constant load first materialises a 64-bit address in a register; in a fused
@@ -133,15 +135,16 @@ std::optional<std::vector<std::string_view>> unpack(std::string_view blob) {
 // O3 for the host and an object file, for `ir`; `optimizedIR`, if not null, gets the IR
 // after O3. Owns nothing shared, so parts of a split module run this on their own threads.
 std::string optimizeAndEmit(llvm::Module& ir, std::string_view op, const SourceLoc& loc,
-                            std::string* optimizedIR) {
-  auto machine = hostMachineBuilder(op, loc).createTargetMachine();
+                            std::string* optimizedIR, unsigned optLevel) {
+  auto machine = hostMachineBuilder(op, loc, optLevel).createTargetMachine();
   if (!machine)
     throw CompileError::make(loc, op, "no LLVM target machine for the host: ",
                              message(machine.takeError()));
   ir.setDataLayout((*machine)->createDataLayout());
   ir.setTargetTriple((*machine)->getTargetTriple());
-  if (llvm::Error error = mlir::makeOptimizingTransformer(3, 0, machine->get())(&ir))
-    throw CompileError::make(loc, op, "LLVM's O3 pipeline failed: ", message(std::move(error)));
+  if (llvm::Error error = mlir::makeOptimizingTransformer(optLevel, 0, machine->get())(&ir))
+    throw CompileError::make(loc, op, "LLVM's O", optLevel, " pipeline failed: ",
+                             message(std::move(error)));
   if (optimizedIR) {
     llvm::raw_string_ostream out(*optimizedIR);
     ir.print(out, nullptr);
@@ -158,7 +161,8 @@ std::string optimizeAndEmit(llvm::Module& ir, std::string_view op, const SourceL
 // Splits `ir` into `parts` modules and compiles them on as many threads, each part in an
 // LLVMContext of its own (a context is not thread-safe): the parts travel as bitcode.
 std::vector<std::string> compileInParts(llvm::Module& ir, unsigned parts, std::string_view op,
-                                        const SourceLoc& loc, std::string* optimizedIR) {
+                                        const SourceLoc& loc, std::string* optimizedIR,
+                                        unsigned optLevel) {
   std::vector<std::string> bitcode;
   llvm::SplitModule(ir, parts, [&](std::unique_ptr<llvm::Module> part) {
     std::string bytes;
@@ -177,7 +181,7 @@ std::vector<std::string> compileInParts(llvm::Module& ir, unsigned parts, std::s
       if (!part)
         throw CompileError::make(loc, op, "reading back a split part failed: ",
                                  message(part.takeError()));
-      objects[i] = optimizeAndEmit(**part, op, loc, optimizedIR ? &texts[i] : nullptr);
+      objects[i] = optimizeAndEmit(**part, op, loc, optimizedIR ? &texts[i] : nullptr, optLevel);
     } catch (...) {
       errors[i] = std::current_exception();
     }
@@ -198,7 +202,8 @@ std::vector<std::string> compileInParts(llvm::Module& ir, unsigned parts, std::s
 }  // namespace
 
 std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
-                                     const SourceLoc& loc, std::string* optimizedIR) {
+                                     const SourceLoc& loc, std::string* optimizedIR,
+                                     unsigned optLevel) {
   mlir::DialectRegistry registry;
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
@@ -213,8 +218,8 @@ std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
   for (const llvm::Function& f : *ir) bodies += !f.isDeclaration();
   const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
   if (threads > 1 && bodies >= kSplitFunctions)
-    return pack(compileInParts(*ir, threads, op, loc, optimizedIR));
-  return optimizeAndEmit(*ir, op, loc, optimizedIR);
+    return pack(compileInParts(*ir, threads, op, loc, optimizedIR, optLevel));
+  return optimizeAndEmit(*ir, op, loc, optimizedIR, optLevel);
 }
 
 std::unique_ptr<JitEngine> JitEngine::link(std::string_view object, const RuntimeSymbols& symbols,

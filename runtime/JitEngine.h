@@ -1,4 +1,4 @@
-// JitEngine: LLVM-dialect MLIR to host machine code (O3, host CPU features), linked by ORC.
+// JitEngine: LLVM-dialect MLIR to host machine code (host CPU features), linked by ORC.
 #pragma once
 
 #include <memory>
@@ -39,9 +39,12 @@ class JitEngine {
   // module of many functions is split and compiled on several threads, and the bytes are
   // then several objects in one blob, which link() takes apart.
   // Failures are CompileErrors naming `op` and `loc` (the trace that asked). With
-  // `optimizedIR`, the LLVM IR after O3 is printed into it (for KILN_DUMP_IR).
+  // `optimizedIR`, the LLVM IR after optimization is printed into it (for KILN_DUMP_IR).
+  // `optLevel` (0-3) is LLVM's optimization level, of both its IR pipeline and code
+  // generation.
   static std::string compileObject(mlir::ModuleOp module, std::string_view op,
-                                   const SourceLoc& loc, std::string* optimizedIR = nullptr);
+                                   const SourceLoc& loc, std::string* optimizedIR = nullptr,
+                                   unsigned optLevel = 3);
 
   // Links an object file from compileObject (or a cache) into a new JIT session. Its
   // undefined symbols resolve to `symbols` first, then to the process (libc, libm).

@@ -143,6 +143,29 @@ func.func @main(%g: tensor<16xf32> {kiln.input = 0 : i64}, %w: tensor<16xf32> {k
   EXPECT_TRUE(equal(w, full({16}, 2.5)));
 }
 
+// KILN_LLVM_OPT picks LLVM's level for the programs compiled after it is set, and is part
+// of the key: the same program at another level is compiled again, and computes the same.
+TEST(ExecutableCacheTest, KilnLlvmOptPicksTheLevelAndKeysTheCache) {
+  DiskCache cache("");
+  Tensor x = randn({4, 8});
+  auto standard = compile(kProgram, cache);
+  setenv("KILN_LLVM_OPT", "0", 1);
+  auto o0 = compile(kProgram, cache);
+  setenv("KILN_LLVM_OPT", "fast", 1);
+  try {
+    compile(kProgram, cache);
+    FAIL() << "KILN_LLVM_OPT=fast was taken";
+  } catch (const CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("KILN_LLVM_OPT is 'fast'; it takes 0, 1, 2 or 3"),
+              std::string::npos) << e.what();
+  }
+  unsetenv("KILN_LLVM_OPT");
+  EXPECT_EQ(o0->origin(), Executable::Origin::Compiled);
+  EXPECT_TRUE(allclose(o0->run(std::vector<Tensor>{x})[0], standard->run(std::vector<Tensor>{x})[0],
+                       1e-5, 1e-6));
+  EXPECT_EQ(compile(kProgram, cache)->origin(), Executable::Origin::Shared);
+}
+
 // A program with a callback at `line` of `file`; the callback's result has the wrong shape,
 // which is an error naming the callback's line.
 constexpr const char* kCallbackProgram = R"mlir(

@@ -60,11 +60,11 @@ class JitEngineTest : public ::testing::Test {
  protected:
   JitEngineTest() { context.loadDialect<mlir::LLVM::LLVMDialect>(); }
 
-  std::string compile(const char* source) {
+  std::string compile(const char* source, unsigned optLevel = 3) {
     mlir::OwningOpRef<mlir::ModuleOp> module =
         mlir::parseSourceString<mlir::ModuleOp>(source, &context);
     EXPECT_TRUE(module);
-    return JitEngine::compileObject(*module, "test", SourceLoc::current());
+    return JitEngine::compileObject(*module, "test", SourceLoc::current(), nullptr, optLevel);
   }
 
   mlir::MLIRContext context;
@@ -87,6 +87,18 @@ TEST_F(JitEngineTest, CompiledCodeRunsAndCallsTheRuntime) {
 TEST_F(JitEngineTest, TheSameModuleGivesTheSameObject) {
   // Disk cache entries are keyed by the module, so compiling must be deterministic.
   EXPECT_EQ(compile(kProgram), compile(kProgram));
+}
+
+// Every optimization level gives working code, the same bytes each time, and the level
+// reaches LLVM: O0's object is not O3's.
+TEST_F(JitEngineTest, EachOptimizationLevelGivesWorkingCode) {
+  EXPECT_EQ(compile(kProgram, 0), compile(kProgram, 0));
+  EXPECT_NE(compile(kProgram, 0), compile(kProgram, 3));
+  for (unsigned level : {0u, 1u, 2u, 3u}) {
+    auto engine = JitEngine::link(compile(kProgram, level), symbols, "test", SourceLoc::current());
+    auto twice = reinterpret_cast<int64_t (*)(int64_t)>(engine->lookup("twice_plus_one"));
+    EXPECT_EQ(twice(20), 41) << "O" << level;
+  }
 }
 
 TEST_F(JitEngineTest, AnObjectLinksIntoSeveralEngines) {
