@@ -96,12 +96,15 @@ namespace {
 
 constexpr StringLiteral kKernelsModule = "kiln_kernels";
 constexpr StringLiteral kHostOpFunction = "kiln_rt_host_op";
+constexpr StringLiteral kKernelBegin = "kiln_rt_kernel_begin";
+constexpr StringLiteral kKernelEnd = "kiln_rt_kernel_end";
 
 // Builds the body of the lowered host function.
 class HostLowering {
 public:
-  HostLowering(func::FuncOp host, LLVM::LLVMFuncOp lowered, ModuleOp module)
-      : host(host), module(module), builder(host.getContext()),
+  HostLowering(func::FuncOp host, LLVM::LLVMFuncOp lowered, ModuleOp module,
+               bool timeKernels)
+      : host(host), module(module), timeKernels(timeKernels), builder(host.getContext()),
         ptr(LLVM::LLVMPointerType::get(host.getContext())),
         i64(builder.getI64Type()) {
     Block *entry = lowered.addEntryBlock(builder);
@@ -208,7 +211,12 @@ private:
       auto call = cast<func::CallOp>(op);
       SmallVector<Value> callArgs(operands);
       llvm::append_range(callArgs, outs);
+      Value id = timeKernels ? constant(kernelCount++) : Value();
+      if (timeKernels)
+        LLVM::CallOp::create(builder, loc, TypeRange{}, kKernelBegin, ValueRange{runtime, id});
       LLVM::CallOp::create(builder, loc, TypeRange{}, call.getCallee(), callArgs);
+      if (timeKernels)
+        LLVM::CallOp::create(builder, loc, TypeRange{}, kKernelEnd, ValueRange{runtime, id});
       return success();
     }
     LLVM::CallOp::create(builder, loc, TypeRange{}, kHostOpFunction,
@@ -231,16 +239,19 @@ private:
 
   func::FuncOp host;
   ModuleOp module;
+  bool timeKernels;
   OpBuilder builder;
   Type ptr, i64;
   Value args, results, arena, constants, runtime;
   DenseMap<Value, Value> where;
   SmallVector<HostResult> placements;
   DenseMap<Value, size_t> slot;  // the result each value is written to directly
-  int64_t constantCount = 0, runtimeCount = 0;
+  int64_t constantCount = 0, runtimeCount = 0, kernelCount = 0;
 };
 
 struct KilnLowerHostPass : impl::KilnLowerHostPassBase<KilnLowerHostPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> hosts, fusionKernels, libraryKernels;
@@ -264,6 +275,10 @@ struct KilnLowerHostPass : impl::KilnLowerHostPassBase<KilnLowerHostPass> {
     Type voidType = LLVM::LLVMVoidType::get(&getContext());
     LLVM::LLVMFuncOp::create(builder, module.getLoc(), kHostOpFunction,
                              LLVM::LLVMFunctionType::get(voidType, {ptr, builder.getI64Type(), ptr, ptr}));
+    if (timeKernels)
+      for (StringRef hook : {kKernelBegin, kKernelEnd})
+        LLVM::LLVMFuncOp::create(builder, module.getLoc(), hook,
+                                 LLVM::LLVMFunctionType::get(voidType, {ptr, builder.getI64Type()}));
 
     // Hosts first: which calls are kernel calls is read from the callees.
     for (func::FuncOp host : hosts) {
@@ -272,7 +287,7 @@ struct KilnLowerHostPass : impl::KilnLowerHostPassBase<KilnLowerHostPass> {
           LLVM::LLVMFunctionType::get(voidType, {ptr, ptr, ptr, ptr, ptr}));
       lowered->setAttr(KilnDialect::getArenaBytesAttrName(),
                        host->getAttr(KilnDialect::getArenaBytesAttrName()));
-      if (failed(HostLowering(host, lowered, module).run()))
+      if (failed(HostLowering(host, lowered, module, timeKernels).run()))
         return signalPassFailure();
     }
     // Kernels compile in a module of their own; the host declares them.

@@ -81,7 +81,11 @@ struct CpuPipelineOptions {
   unsigned fuseMaxInputs = 16;  // kiln-fuse's max-inputs
 };
 void buildCpuPlanningPipeline(OpPassManager &pm, const CpuPipelineOptions &options = {});
-void buildCpuLoweringPipeline(OpPassManager &pm);
+// What the runtime chooses about the lowering: kiln-lower-host's time-kernels.
+struct CpuLoweringOptions {
+  bool timeKernels = false;
+};
+void buildCpuLoweringPipeline(OpPassManager &pm, const CpuLoweringOptions &options = {});
 // The external models the CPU pipeline's bufferization needs in the context.
 void registerCpuPipelineDependencies(DialectRegistry &registry);
 

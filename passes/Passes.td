@@ -266,7 +266,16 @@ def KilnLowerHostPass : Pass<"kiln-lower-host", "ModuleOp"> {
     Fusion kernels move into a nested `module @kiln_kernels` (declared in the
     host module), to be lowered on their own and joined by
     kiln-merge-kernels.
+
+    With `time-kernels`, each fusion kernel call is bracketed by
+    `kiln_rt_kernel_begin(%runtime, <n>)` and `kiln_rt_kernel_end(%runtime, <n>)`,
+    kernel calls numbered in block order: the profiler's hooks, compiled in
+    only for programs compiled while it records.
   }];
+  let options = [
+    Option<"timeKernels", "time-kernels", "bool", /*default=*/"false",
+           "call kiln_rt_kernel_begin/end around each fusion kernel call">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

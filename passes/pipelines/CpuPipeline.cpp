@@ -131,8 +131,8 @@ static void buildKernelLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-void buildCpuLoweringPipeline(OpPassManager &pm) {
-  pm.addPass(createKilnLowerHostPass());
+void buildCpuLoweringPipeline(OpPassManager &pm, const CpuLoweringOptions &options) {
+  pm.addPass(createKilnLowerHostPass({options.timeKernels}));
   buildKernelLoweringPipeline(pm.nest<ModuleOp>());
   pm.addPass(createKilnMergeKernelsPass());
 }
