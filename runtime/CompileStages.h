@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kiln/core/Error.h"
+#include "kiln/core/ProfileEvents.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Pass/PassManager.h"
@@ -86,12 +87,14 @@ class IrDumps {
 void runStage(mlir::PassManager& pm, mlir::ModuleOp module, std::string_view pipeline,
               std::string_view stage, IrDumps& dumps, std::string_view op, const SourceLoc& loc);
 
-// Per-stage wall times for KILN_LOG=compile: "12.3 ms (planning 1.0, lowering 4.1, ...)".
+// Per-stage wall times for KILN_LOG=compile: "12.3 ms (planning 1.0, lowering 4.1, ...)";
+// while the profiler records, each lap is also a "compile" event named after its stage.
 class StageClock {
  public:
   void lap(const char* stage) {
     auto now = std::chrono::steady_clock::now();
     laps_.emplace_back(stage, std::chrono::duration<double, std::milli>(now - last_).count());
+    if (profiler::enabled()) profiler::record({stage, "compile", last_, now});
     last_ = now;
   }
   std::string report() const {

@@ -21,6 +21,7 @@
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Log.h"
 #include "kiln/core/Ops.h"
+#include "kiln/core/ProfileEvents.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -56,6 +57,7 @@ struct CallContext {
   const Executable* executable;
   std::span<const Tensor> arguments;  // contiguous, in the host function's order
   std::exception_ptr error;
+  profiler::Clock::time_point kernelBegin = {};  // of the fusion kernel running now
 };
 
 // Compiled code cannot unwind, so a failing host op records its exception, later host
@@ -69,6 +71,19 @@ extern "C" void kiln_rt_host_op(void* runtime, int64_t id, void* const* operands
   } catch (...) {
     context->error = std::current_exception();
   }
+}
+
+// The profiler's hooks around each fusion kernel call, in programs compiled while it
+// records (kiln-lower-host's time-kernels). Kernels run one after another on the calling
+// thread, so one start per call suffices.
+extern "C" void kiln_rt_kernel_begin(void* runtime, int64_t /*id*/) {
+  static_cast<CallContext*>(runtime)->kernelBegin = profiler::Clock::now();
+}
+
+extern "C" void kiln_rt_kernel_end(void* runtime, int64_t id) {
+  auto* context = static_cast<CallContext*>(runtime);
+  if (profiler::enabled())
+    context->executable->recordKernel(id, context->kernelBegin, profiler::Clock::now());
 }
 
 // Bumped whenever the pipeline's output for the same module changes, so old disk cache
@@ -94,9 +109,11 @@ unsigned llvmOptLevel(std::string_view op, const SourceLoc& loc) {
   throw CompileError::make(loc, op, "KILN_LLVM_OPT is '", value, "'; it takes 0, 1, 2 or 3");
 }
 
-std::string optionsKey(const mlir::kiln::CpuPipelineOptions& options, unsigned optLevel) {
+std::string optionsKey(const mlir::kiln::CpuPipelineOptions& options, unsigned optLevel,
+                       const mlir::kiln::CpuLoweringOptions& lowering) {
   return "fuse=" + std::to_string(options.fuse) + ";max-inputs=" +
-         std::to_string(options.fuseMaxInputs) + ";llvm-opt=" + std::to_string(optLevel);
+         std::to_string(options.fuseMaxInputs) + ";llvm-opt=" + std::to_string(optLevel) +
+         (lowering.timeKernels ? ";time-kernels" : "");
 }
 
 
@@ -164,6 +181,8 @@ std::shared_ptr<const Executable> Executable::compile(
   executable->name_ = main.getSymName().str();
   executable->callbacks_ = callbacks;
   if (kernels) executable->backend_ = kernels->name();
+  // Compiled while the profiler records, fusion kernel calls report their times.
+  const mlir::kiln::CpuLoweringOptions lowerings{.timeKernels = profiler::enabled()};
   StageClock clock;
   IrDumps dumps(executable->name_);
   dumps.write("traced", *module);
@@ -172,7 +191,8 @@ std::shared_ptr<const Executable> Executable::compile(
   const unsigned optLevel = llvmOptLevel(op, loc);
   const std::string key = DiskCache::keyOf({canonicalBytecode(*module), HostTarget::get().key(),
                                             kPipelineVersion, buildIdentity(),
-                                            optionsKey(options, optLevel), executable->backend_});
+                                            optionsKey(options, optLevel, lowerings),
+                                            executable->backend_});
   if (std::optional<SharedCode::Code> shared = SharedCode::global().find(key);
       shared && executable->adopt(shared->planned, traced, kernels, *cache, op, loc)) {
     executable->engine_ = std::move(shared->engine);
@@ -217,7 +237,7 @@ std::shared_ptr<const Executable> Executable::compile(
     kernelCount += func->hasAttr(KilnDialect::getKernelAttrName());
 
   mlir::PassManager lowering(context);
-  mlir::kiln::buildCpuLoweringPipeline(lowering);
+  mlir::kiln::buildCpuLoweringPipeline(lowering, lowerings);
   runStage(lowering, *module, "CPU", "lowering", dumps, op, loc);
   clock.lap("lowering");
   dumps.write("lowered", *module);
@@ -314,6 +334,10 @@ void Executable::readPlan(mlir::ModuleOp planned, std::string_view op, const Sou
       case mlir::kiln::HostStep::Runtime:
         hostOps_.push_back(hostOpFor(&step, loc, externalKernels_));
         break;
+      case mlir::kiln::HostStep::Kernel:
+        kernelCalls_.push_back({llvm::cast<mlir::func::CallOp>(step).getCallee().str(),
+                                metasOf(step.getOperandTypes()), metasOf(step.getResultTypes())});
+        break;
       default:
         break;
     }
@@ -324,6 +348,8 @@ void Executable::link(std::string_view object, std::string_view op, const Source
   engine_ = JitEngine::link(
       object,
       {{"kiln_rt_host_op", reinterpret_cast<void*>(&kiln_rt_host_op)},
+       {"kiln_rt_kernel_begin", reinterpret_cast<void*>(&kiln_rt_kernel_begin)},
+       {"kiln_rt_kernel_end", reinterpret_cast<void*>(&kiln_rt_kernel_end)},
        {"kiln_rt_parallel_for", reinterpret_cast<void*>(&kiln_rt_parallel_for)},
        // memref.copy between non-contiguous strided memrefs (one-shot bufferization's
        // copy of a strided slice) lowers to a call of MLIR's own runtime helper.
@@ -371,6 +397,7 @@ bool reusable(const Tensor& buffer, const TensorMeta& meta, std::span<const Tens
 std::vector<Tensor> Executable::run(std::span<const Tensor> arguments, const SourceLoc& loc,
                                     std::span<const Tensor> reuse) const {
   constexpr std::string_view kOp = "run compiled";
+  const profiler::Stopwatch watch;
   if (arguments.size() != arguments_.size())
     throw Error::make(loc, kOp, "@", name_, " takes ", arguments_.size(), " arguments but was given ",
                       arguments.size());
@@ -410,7 +437,20 @@ std::vector<Tensor> Executable::run(std::span<const Tensor> arguments, const Sou
   if (context.error) std::rethrow_exception(context.error);
   for (size_t k = 0; k < results.size(); ++k)
     if (inPlaceArgument_[k] >= 0 || reused[k]) markWritten(results[k]);
+  if (watch) {
+    profiler::Event event = watch.stop("@" + name_, "program");
+    profiler::describe(event, arguments, results);
+    profiler::record(std::move(event));
+  }
   return results;
+}
+
+void Executable::recordKernel(int64_t id, profiler::Clock::time_point begin,
+                              profiler::Clock::time_point end) const {
+  const KernelCall& call = kernelCalls_.at(size_t(id));
+  profiler::Event event{call.name, "kernel", begin, end};
+  profiler::describe(event, call.operands, call.results);
+  profiler::record(std::move(event));
 }
 
 void Executable::runHostOp(int64_t id, void* const* operands, void* const* results,

@@ -12,6 +12,7 @@
 
 #include "kiln/core/Error.h"
 #include "kiln/core/OpDef.h"
+#include "kiln/core/ProfileEvents.h"
 #include "kiln/core/Tensor.h"
 #include "passes/Passes.h"
 #include "runtime/Backend.h"
@@ -87,6 +88,10 @@ class Executable final : public Program {
   // are read through.
   void runHostOp(int64_t id, void* const* operands, void* const* results,
                  std::span<const Tensor> arguments) const;
+  // Records fusion kernel call `id` (block order) as a profiler "kernel" event: what the
+  // kiln_rt_kernel_end hook of a program compiled while the profiler records reaches.
+  void recordKernel(int64_t id, profiler::Clock::time_point begin,
+                    profiler::Clock::time_point end) const;
 
  private:
   Executable();
@@ -129,6 +134,12 @@ class Executable final : public Program {
   std::vector<Tensor> constants_;
   std::vector<void*> constantPointers_;
   std::vector<HostOp> hostOps_;
+  // Per fusion kernel call of the host schedule, in block order: the profiler's names.
+  struct KernelCall {
+    std::string name;
+    std::vector<TensorMeta> operands, results;
+  };
+  std::vector<KernelCall> kernelCalls_;
   const runtime::CallbackTable* callbacks_ = nullptr;
   int64_t arenaBytes_ = 0;
   Origin origin_ = Origin::Compiled;

@@ -6,6 +6,7 @@
 #include "dialect/KilnOps.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
+#include "kiln/core/ProfileEvents.h"
 #include "kiln/core/Storage.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -138,12 +139,14 @@ HostOp hostOpFor(mlir::Operation* step, const SourceLoc& loc,
   if (mlir::func::FuncOp callee = calleeOf(step)) {
     if (auto found = external.find(callee.getSymName().str()); found != external.end()) {
       host.what = "kernel @" + callee.getSymName().str();
+      host.name = callee.getSymName().str();
       host.external = found->second;
       return host;
     }
   }
   mlir::Operation* op = computedBy(step);
   host.what = where(op);
+  host.name = op->getName().getStringRef().str();
   for (mlir::Value operand : step->getOperands()) {
     auto transpose = operand.getDefiningOp<mlir::kiln::TransposeOp>();
     const bool view = transpose && mlir::kiln::isBufferView(transpose);
@@ -177,8 +180,10 @@ bool writesInPlace(mlir::ModuleOp planned, mlir::func::FuncOp kernel) {
   return inPlace;
 }
 
-void runHostOp(const HostOp& op, void* const* operands, void* const* results,
-               std::span<const Tensor> arguments, const CallbackTable* callbacks, Device device) {
+namespace {
+
+void runUntimed(const HostOp& op, void* const* operands, void* const* results,
+                std::span<const Tensor> arguments, const CallbackTable* callbacks, Device device) {
   if (op.external) {
     op.external->run(operands, results);
     return;
@@ -222,6 +227,20 @@ void runHostOp(const HostOp& op, void* const* operands, void* const* results,
       throw Error::make(SourceLoc::current(), "run compiled", op.what, ": result ", k,
                         " does not have the op's type");
     wrapBuffer(results[k], op.results[k], device).copy_(outputs[k]);
+  }
+}
+
+}  // namespace
+
+void runHostOp(const HostOp& op, void* const* operands, void* const* results,
+               std::span<const Tensor> arguments, const CallbackTable* callbacks, Device device) {
+  const profiler::Stopwatch watch;
+  runUntimed(op, operands, results, arguments, callbacks, device);
+  if (watch) {
+    profiler::Event event = watch.stop(op.name, "host_op");
+    profiler::describe(event, op.operands, op.results);
+    event.device = device.str();
+    profiler::record(std::move(event));
   }
 }
 

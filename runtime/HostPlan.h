@@ -30,6 +30,7 @@ namespace kiln::runtime {
 // One op of the host schedule that compiled code hands back to the runtime.
 struct HostOp {
   std::string what;  // "'kiln.matmul' at model.cc:12:3", for errors
+  std::string name;  // "kiln.matmul", or the kernel's function: the profiler's event name
   bridge::TableCall call;
   int64_t callee = -1;  // for kiln.callback
   std::vector<TensorMeta> operands;
@@ -78,7 +79,7 @@ bool writesInPlace(mlir::ModuleOp planned, mlir::func::FuncOp kernel);
 // Runs `op` on raw buffers of `device` (host addresses, or device addresses for CUDA):
 // `operands` per operand (a transposed view's source), `results` per result. Operands that
 // are arguments are read as `arguments[i]` (contiguous, in the host function's order).
-// Callbacks are looked up in `callbacks`.
+// Callbacks are looked up in `callbacks`. While the profiler records, a "host_op" event.
 void runHostOp(const HostOp& op, void* const* operands, void* const* results,
                std::span<const Tensor> arguments, const CallbackTable* callbacks, Device device);
 

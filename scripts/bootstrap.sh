@@ -21,6 +21,8 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   # Kernels and backends
   libdnnl-dev libhalide14-0-dev zlib1g-dev
+  # The profiler's Chrome traces (header-only JSON)
+  nlohmann-json3-dev
   # Tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # kiln::distributed and its tests under mpirun (Open MPI; docs/DISTRIBUTED.md)

@@ -127,6 +127,11 @@ def kiln_system_repositories():
         path = "/usr",
         build_file = "@//third_party/system:zlib.BUILD",
     )
+    native.new_local_repository(
+        name = "nlohmann_json",
+        path = "/usr",
+        build_file = "@//third_party/system:nlohmann_json.BUILD",
+    )
     cuda_configure(name = "cuda")
     libtorch_configure(name = "libtorch")
     mpi_configure(name = "mpi")

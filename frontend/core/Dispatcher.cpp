@@ -6,6 +6,7 @@
 #include "frontend/core/kernels/Copy.h"
 #include "frontend/core/ops/OpTable.h"
 #include "kiln/core/Autograd.h"
+#include "kiln/core/ProfileEvents.h"
 
 namespace kiln {
 
@@ -41,13 +42,20 @@ std::vector<TensorMeta> checkedMetas(const OpDef& op, const std::vector<Tensor>&
 // a symbolic trace; and whatever ops a kernel dispatches internally are part of this op,
 // which the hook records once, as a whole.
 // Ops on CUDA tensors run CUDA kernels (frontend/core/cuda); to() copies between devices
-// itself.
+// itself. While the profiler records, each run is an "op" event (views run no kernel and
+// are not timed; a CUDA kernel is timed as long as its launch takes).
 void runKernel(const OpDef& op, const OpArgs& args, std::span<Tensor> outputs) {
   DispatchHookGuard kernelOnly(nullptr);
+  const profiler::Stopwatch watch;
   if (!outputs.empty() && outputs[0].device().isCUDA() && &op != &ops::kToDevice)
     cuda::runKernel(op, args, outputs);
   else
     op.kernel(args, outputs);
+  if (watch) {
+    profiler::Event event = watch.stop(std::string(op.name), "op");
+    profiler::describe(event, args.inputs, outputs);
+    profiler::record(std::move(event));
+  }
 }
 
 // A view in a symbolic trace: a placeholder with the strides and offset the eager view

@@ -11,6 +11,9 @@
 #include <mutex>
 #include <vector>
 
+#include "kiln/core/Device.h"
+#include "kiln/core/ProfileEvents.h"
+
 namespace kiln::cuda {
 
 namespace {
@@ -203,8 +206,22 @@ void synchronize(int index, std::string_view op, const SourceLoc& loc) {
   check(driver(op, loc).cuStreamSynchronize(d.stream), "cuStreamSynchronize", op, loc);
 }
 
+namespace {
+
+// A "copy" event for the profiler: `name` ("HtoD", "DtoH") of `nbytes` on device `index`.
+void recordCopy(const profiler::Stopwatch& watch, const char* name, int index, size_t nbytes) {
+  profiler::Event event = watch.stop(name, "copy");
+  event.device = Device(kCUDA, index).str();
+  event.bytes = int64_t(nbytes);
+  profiler::record(std::move(event));
+}
+
+}  // namespace
+
+// Timed as the host waits: up to the last chunk's enqueue, which may still be in flight.
 void copyHostToDevice(int index, CUdeviceptr dst, const void* src, size_t nbytes,
                       std::string_view op, const SourceLoc& loc) {
+  const profiler::Stopwatch watch;
   DeviceInfo& d = device(index, op, loc);
   const DriverApi& api = driver(op, loc);
   Staging& s = staging(index, api, op, loc);
@@ -219,10 +236,12 @@ void copyHostToDevice(int index, CUdeviceptr dst, const void* src, size_t nbytes
     check(api.cuEventRecord(s.done[b], d.stream), "cuEventRecord", op, loc);
     done += n;
   }
+  if (watch) recordCopy(watch, "HtoD", index, nbytes);
 }
 
 void copyDeviceToHost(int index, void* dst, CUdeviceptr src, size_t nbytes, std::string_view op,
                       const SourceLoc& loc) {
+  const profiler::Stopwatch watch;
   DeviceInfo& d = device(index, op, loc);
   const DriverApi& api = driver(op, loc);
   Staging& s = staging(index, api, op, loc);
@@ -246,6 +265,7 @@ void copyDeviceToHost(int index, void* dst, CUdeviceptr src, size_t nbytes, std:
     if (issued < nbytes) issue(next);
     next = (next + 1) % Staging::kBuffers;
   }
+  if (watch) recordCopy(watch, "DtoH", index, nbytes);
 }
 
 }  // namespace kiln::cuda

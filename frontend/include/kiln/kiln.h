@@ -1,5 +1,6 @@
 // Everything a Kiln program uses, in one include (torch/torch.h's role): the eager core,
-// nn and vision models, optimizers, data loading, checkpoints, jit::trace and nn::Graph.
+// nn and vision models, optimizers, data loading, checkpoints, jit::trace, nn::Graph and the
+// profiler.
 #pragma once
 
 #include "kiln/core/Autograd.h"
@@ -24,4 +25,5 @@
 #include "kiln/optim/Adam.h"
 #include "kiln/optim/LRScheduler.h"
 #include "kiln/optim/SGD.h"
+#include "kiln/profiler/Profiler.h"
 #include "kiln/vision/MobileNetV2.h"
