@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/core/Cuda.h"
 #include "kiln/core/Ops.h"
 #include "kiln/jit/Trace.h"
 #include "test/unit/frontend/core/ExpectError.h"
@@ -157,6 +158,25 @@ TEST(ProfilerTest, ChromeTraceOfEagerOpsAndACompiledProgram) {
 
 // Operands made before a session, so that their factories are not in it.
 const Tensor kTwo = ones({2});
+
+// Host<->device copies (the CUDA driver's staging path) are "copy" events with their bytes;
+// the op moving the tensor is an "op" event around its copy.
+TEST(ProfilerTest, CopiesToAndFromACudaDeviceAreCopyEvents) {
+  if (!cuda::is_available())
+    GTEST_SKIP() << "SKIPPED: no CUDA device: " << cuda::unavailable_reason();
+  Tensor x = ones({256});
+  RecordProfile profile("");
+  Tensor back = x.cuda().cpu();
+  profile.stop();
+  std::vector<std::string> copies;
+  for (const Event& e : profile.events())
+    if (std::string_view(e.category) == "copy") {
+      copies.push_back(e.name);
+      EXPECT_EQ(e.bytes, 1024);
+      EXPECT_EQ(e.device, "cuda:0");
+    }
+  EXPECT_EQ(copies, (std::vector<std::string>{"HtoD", "DtoH"}));
+}
 
 TEST(ProfilerTest, NothingIsRecordedOutsideASession) {
   EXPECT_FALSE(enabled());
