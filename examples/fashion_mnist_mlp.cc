@@ -92,6 +92,7 @@ int run(const Options& o) {
               o.momentum, (long long)o.batchSize, (unsigned long long)o.seed);
 
   model->train();
+  examples::MetricsCsv metrics(o.metrics, "eager MLP");
   Accuracy last = examples::trainEpochs(
       o.epochs,
       [&](const Tensor& x, const Tensor& y) {
@@ -102,7 +103,7 @@ int run(const Options& o) {
         schedule.step();
         return loss;
       },
-      trainLoader, [&] { return evaluate(model, testLoader, o.device); });
+      trainLoader, [&] { return evaluate(model, testLoader, o.device); }, {}, &metrics);
 
   // Saving copies CUDA tensors to the host; loading copies the file's values to the device.
   io::save(model->state_dict(), o.checkpoint, {{"format", "pt"}});

@@ -269,10 +269,11 @@ int run(const Options& o) {
               "batch size %lld, seed %llu\n",
               o.width, o.lr, (long long)steps, o.momentum, (long long)o.batchSize,
               (unsigned long long)o.seed);
+  examples::MetricsCsv metrics(o.metrics, graph ? "nn::Graph MobileNetV2" : "eager MobileNetV2");
   examples::Accuracy last = examples::trainEpochs(
       o.epochs,
       [&](const Tensor& x, const Tensor& y) { return graph ? (*graph)(x, y) : eagerStep(x, y); },
-      trainLoader, [&] { return evaluate(model, testLoader, o.device); });
+      trainLoader, [&] { return evaluate(model, testLoader, o.device); }, {}, &metrics);
   if (graph) std::printf("training step recorded %zu times\n", graph->num_traces());
   else std::printf("training step ran eagerly on %s (nn::Graph traces CPU tensors only)\n",
                    o.device.str().c_str());

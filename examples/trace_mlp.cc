@@ -127,6 +127,7 @@ int run(const Options& o) {
               o.momentum, (long long)o.batchSize, (unsigned long long)o.seed);
   auto forward = [&](const Tensor& x) { return t.model->forward(x); };
   t.model->train();
+  examples::MetricsCsv metrics(o.metrics, "traced MLP");
   examples::Accuracy last = examples::trainEpochs(
       o.epochs, [&](const Tensor& x, const Tensor& y) { return t.step(x, y); }, trainLoader,
       [&] {
@@ -135,7 +136,7 @@ int run(const Options& o) {
         t.model->train();
         return acc;
       },
-      [&] { schedule.step(); });
+      [&] { schedule.step(); }, &metrics);
   std::printf("training step recorded %zu times\n", t.step.num_traces());
 
   // The trained model as a graph of its own: weights captured as constants, batches of

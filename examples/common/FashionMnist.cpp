@@ -24,6 +24,9 @@ void addTrainingFlags(Flags& flags, TrainingOptions& o, const std::string& lrHel
   flags.add("lr", o.lr, "X", lrHelp, 0.0, 10.0);
   flags.add("momentum", o.momentum, "X", "SGD momentum", 0.0, 0.999);
   flags.add("seed", o.seed, "N", "seeds the initial weights and the shuffling");
+  flags.add("metrics", o.metrics, "PATH",
+            "write each step's loss and samples/s and each epoch's test accuracy as CSV\n"
+            "(scripts/plot_metrics.py plots it)");
 }
 
 void addLimitFlag(Flags& flags, TrainingOptions& o) {
@@ -145,13 +148,19 @@ std::string Accuracy::text() const {
 }
 
 std::pair<double, double> trainEpoch(const std::function<Tensor(const Tensor&, const Tensor&)>& step,
-                                     data::DataLoader& loader, const std::string& label) {
+                                     data::DataLoader& loader, const std::string& label,
+                                     MetricsCsv* metrics) {
   ProgressBar bar(label, int64_t(loader.size()));
   double lossSum = 0;
   int64_t steps = 0;
+  double last = ProgressBar::steadySeconds();
   for (auto& [x, y] : loader) {
-    lossSum += step(x, y).item<double>();
+    const double loss = step(x, y).item<double>();
+    lossSum += loss;
     ++steps;
+    const double now = ProgressBar::steadySeconds();
+    if (metrics) metrics->step(loss, double(x.size(0)) / std::max(now - last, 1e-9));
+    last = now;
     char text[32];
     std::snprintf(text, sizeof text, "loss %.4f", lossSum / double(steps));
     bar.step(x.size(0), text);
@@ -163,13 +172,14 @@ std::pair<double, double> trainEpoch(const std::function<Tensor(const Tensor&, c
 Accuracy trainEpochs(int64_t epochs,
                      const std::function<Tensor(const Tensor&, const Tensor&)>& step,
                      data::DataLoader& loader, const std::function<Accuracy()>& score,
-                     const std::function<void()>& endEpoch) {
+                     const std::function<void()>& endEpoch, MetricsCsv* metrics) {
   Accuracy last;
   for (int64_t epoch = 1; epoch <= epochs; ++epoch) {
     std::string label = "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs);
-    auto [meanLoss, rate] = trainEpoch(step, loader, label);
+    auto [meanLoss, rate] = trainEpoch(step, loader, label, metrics);
     if (endEpoch) endEpoch();
     last = score();
+    if (metrics) metrics->endEpoch(last.percent());
     std::printf("%s: train loss %.4f, %.0f samples/s, test accuracy %s (%lld/%lld)\n",
                 label.c_str(), meanLoss, rate, last.text().c_str(), (long long)last.correct,
                 (long long)last.total);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "examples/common/Flags.h"
+#include "examples/common/Metrics.h"
 #include "kiln/core/Device.h"
 #include "kiln/core/Tensor.h"
 #include "kiln/data/DataLoader.h"
@@ -26,9 +27,10 @@ struct TrainingOptions {
   double momentum = 0.9;
   uint64_t seed = 0;
   std::optional<int64_t> limit;
+  std::string metrics;  // --metrics: CSV of the training curves, "" for none
 };
-// Declares --data, --epochs, --batch-size, --lr (described by `lrHelp`), --momentum and
-// --seed; --limit is declared by addLimitFlag, last, so usage lists it after a
+// Declares --data, --epochs, --batch-size, --lr (described by `lrHelp`), --momentum,
+// --seed and --metrics; --limit is declared by addLimitFlag, last, so usage lists it after a
 // program's own flags.
 void addTrainingFlags(Flags& flags, TrainingOptions& o, const std::string& lrHelp);
 void addLimitFlag(Flags& flags, TrainingOptions& o);
@@ -86,17 +88,20 @@ struct Accuracy {
 };
 
 // One pass over `loader`: `step(x, y)` trains on a batch and returns its loss. Shows a
-// progress bar labelled `label`; returns the mean loss and the samples per second.
+// progress bar labelled `label`; returns the mean loss and the samples per second. Each
+// step's loss and samples per second (batch and step, loading included) go to `metrics`.
 std::pair<double, double> trainEpoch(const std::function<Tensor(const Tensor&, const Tensor&)>& step,
-                                     data::DataLoader& loader, const std::string& label);
+                                     data::DataLoader& loader, const std::string& label,
+                                     MetricsCsv* metrics = nullptr);
 
 // `epochs` passes of trainEpoch with `step`, each followed by `endEpoch` (a scheduler's
 // step) and `score()`, printing "epoch e/E: train loss L, R samples/s, test accuracy A
-// (c/n)"; returns the last score. `score` must leave the model in training mode.
+// (c/n)"; returns the last score. `score` must leave the model in training mode. Steps and
+// scores go to `metrics`, written after each epoch.
 Accuracy trainEpochs(int64_t epochs,
                      const std::function<Tensor(const Tensor&, const Tensor&)>& step,
                      data::DataLoader& loader, const std::function<Accuracy()>& score,
-                     const std::function<void()>& endEpoch = {});
+                     const std::function<void()>& endEpoch = {}, MetricsCsv* metrics = nullptr);
 
 // How often argmax(forward(x)) is the label, over `loader`, without gradients. `forward`
 // takes the CPU batch and may answer on another device (a model on a GPU).

@@ -8,9 +8,9 @@ source examples/testing/example_test_lib.sh  # tests run in the runfiles root
 fake_fashion_mnist 512 300
 
 status=0
-BUILD_WORKING_DIRECTORY="$work" KILN_CACHE_DIR="$TEST_TMPDIR/cache" "$program" --data "$data" \
-  --epochs 2 --limit 256 --batch-size 32 --compare-steps 5 --graph mlp.mlirbc >"$out" 2>&1 ||
-  status=$?
+BUILD_WORKING_DIRECTORY="$work" KILN_CACHE_DIR="$TEST_TMPDIR/cache" KILN_PROFILE="$work/trace.json" \
+  "$program" --data "$data" --epochs 2 --limit 256 --batch-size 32 --compare-steps 5 \
+  --graph mlp.mlirbc --metrics metrics.csv >"$out" 2>&1 || status=$?
 [[ $status -eq 0 ]] || fail "exit status $status, expected 0"
 
 grep -qx "throughput over 5 steps of batch 32: eager [0-9]* samples/s, traced [0-9]* samples/s ([0-9.]*x)" \
@@ -26,6 +26,15 @@ grep -qx "inference graph dumped to $work/mlp.mlirbc: accuracy traced $accuracy%
   "$out" || fail "the dumped graph does not reload to the accuracy $accuracy%"
 [[ -f $work/mlp.mlirbc ]] || fail "no graph at $work/mlp.mlirbc"
 [[ -z $(find "$work" -name '*.tmp.*') ]] || fail "a temporary file was left in $work"
+# --metrics: the header, 8 steps of 32 per epoch, and each epoch's test accuracy.
+metrics="$work/metrics.csv"
+[[ $(head -1 "$metrics") == "run,epoch,step,loss,accuracy,samples_per_second" ]] || fail "no CSV header in $metrics"
+[[ $(grep -c '^traced MLP,[12],[0-9]*,[0-9.e+-]*,,[0-9.e+]*$' "$metrics") -eq 16 ]] || fail "not 16 step rows in $metrics"
+[[ $(grep -c '^traced MLP,[12],\(8\|16\),,[0-9.]*,$' "$metrics") -eq 2 ]] || fail "not 2 test rows in $metrics"
+# KILN_PROFILE: the run's Chrome trace, with the compiled step's fused kernels by name.
+grep -q '"traceEvents"' "$work/trace.json" || fail "KILN_PROFILE wrote no trace"
+grep -q '"cat":"kernel","dur":[0-9.e+-]*,"name":"[a-z_]*_kernel_[0-9]*"' "$work/trace.json" ||
+  fail "no compiled kernel in the KILN_PROFILE trace"
 
 # Bad flags and missing data: exit status 2 with a message naming the problem.
 status=0
