@@ -5,8 +5,9 @@
 
 Each CSV (run,epoch,step,loss,accuracy,samples_per_second; examples/common/Metrics.h) is
 one curve, named by its run column (the file's name where two runs share one). Three
-panels: training loss and samples per second per step (moving averages over --smooth
-steps, default 50) and test accuracy per epoch. Needs python3-matplotlib (Debian); exits
+panels: training loss and samples per second per step (over windows of --smooth steps,
+default 50: the mean loss, and the samples over the time they took) and test accuracy
+per epoch. Needs python3-matplotlib (Debian); exits
 with status 2 and says so when it is missing.
 """
 import argparse
@@ -45,6 +46,13 @@ def moving_average(values, window):
     return out
 
 
+def moving_rate(rates, window):
+    """Samples per second over each window: the samples over the time they took (the
+    harmonic mean of equal batches' rates), so that one slow step counts for its time; an
+    arithmetic mean of rates would let the fast steps hide it."""
+    return [1.0 / t for t in moving_average([1.0 / r for r in rates], window)]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", help="the PNG to write")
@@ -69,7 +77,7 @@ def main():
     fig, (loss_ax, rate_ax, acc_ax) = plt.subplots(1, 3, figsize=(12, 3.6))
     for run in runs:
         loss_ax.plot(run["steps"], moving_average(run["loss"], args.smooth), label=run["name"])
-        rate_ax.plot(run["steps"], moving_average(run["rate"], args.smooth), label=run["name"])
+        rate_ax.plot(run["steps"], moving_rate(run["rate"], args.smooth), label=run["name"])
         acc_ax.plot(run["epochs"], run["accuracy"], marker="o", label=run["name"])
     loss_ax.set(title="training loss", xlabel="step")
     rate_ax.set(title="samples / s (log scale)", xlabel="step", yscale="log")
