@@ -65,7 +65,8 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("plot_metrics: needs matplotlib (apt-get install python3-matplotlib)", file=sys.stderr)
+        print(f"plot_metrics: {sys.executable} has no matplotlib (Debian: apt-get install "
+              "python3-matplotlib, then run it with /usr/bin/python3)", file=sys.stderr)
         return 2
 
     runs = [read_run(p) for p in args.csv]
