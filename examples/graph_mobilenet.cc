@@ -118,14 +118,13 @@ data::TensorDataset loadCifar10(const std::string& dir, const std::vector<std::s
 std::pair<data::DataLoader, data::DataLoader> loadData(const Options& o) {
   if (o.cifar10.empty()) {
     examples::requireFashionMnist(kProgram, o.data);
-    auto [train, test] = examples::loadFashionMnist(o, /*dropLast=*/true);
+    auto [train, test] = examples::loadFashionMnist(o);
     return {std::move(train), std::move(test)};
   }
   std::vector<std::string> trainFiles;
   for (int b = 1; b <= 5; ++b) trainFiles.push_back("data_batch_" + std::to_string(b) + ".bin");
   data::DataLoader train(loadCifar10(o.cifar10, trainFiles, o.limit),
-                         {.batch_size = size_t(o.batchSize), .shuffle = true, .seed = o.seed,
-                          .drop_last = true});
+                         {.batch_size = size_t(o.batchSize), .shuffle = true, .seed = o.seed});
   data::DataLoader test(loadCifar10(o.cifar10, {"test_batch.bin"}, o.limit), {.batch_size = 1000});
   std::printf("CIFAR-10 from %s: %zu training, %zu test examples\n", o.cifar10.c_str(),
               train.dataset().size(), test.dataset().size());
@@ -247,7 +246,8 @@ examples::Accuracy evaluate(vision::MobileNetV2& model, data::DataLoader& loader
 
 int run(const Options& o) {
   double start = examples::ProgressBar::steadySeconds();
-  // drop_last: every step has the same shape, so the step is traced once.
+  // The last batch of an epoch is short: the graph's step program merges its recordings at
+  // the two sizes into one with a dynamic batch, compiled once per size.
   auto [trainLoader, testLoader] = loadData(o);
   if (trainLoader.size() == 0) {
     std::fprintf(stderr, "%s: fewer training examples than --batch-size\n", kProgram);
@@ -274,7 +274,9 @@ int run(const Options& o) {
       o.epochs,
       [&](const Tensor& x, const Tensor& y) { return graph ? (*graph)(x, y) : eagerStep(x, y); },
       trainLoader, [&] { return evaluate(model, testLoader, o.device); }, {}, &metrics);
-  if (graph) std::printf("training step recorded %zu times\n", graph->num_traces());
+  if (graph)
+    std::printf("training step recorded %zu times, %zu programs compiled\n", graph->num_traces(),
+                graph->num_compiles());
   else std::printf("training step ran eagerly on %s (nn::Graph traces CPU tensors only)\n",
                    o.device.str().c_str());
 

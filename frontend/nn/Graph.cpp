@@ -169,6 +169,12 @@ std::vector<Tensor> GraphBase::call(std::vector<Tensor> inputs) {
   return outputs;
 }
 
+size_t GraphBase::num_compiles() const {
+  size_t compiles = 0;
+  for (const auto& [phase, count] : compileCounts_) compiles += count();
+  return compiles;
+}
+
 void GraphBase::afterCall(Phase phase) {
   if (phase == Phase::Step)
     for (const OptimizerEntry& entry : optimizers_)

@@ -855,3 +855,27 @@ func.func @callback_callee(%x: tensor<4x3xf32>) {
   kiln.callback(%x) callee = -1 : (tensor<4x3xf32>) -> ()
   return
 }
+
+// -----
+
+func.func @dynamic_entry_without_operand(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  // expected-error@+1 {{'kiln.reshape' op 'shape' [?, 3] has 1 dynamic entries but the op has 0 dynamic size operands}}
+  %0 = "kiln.reshape"(%x) <{shape = array<i64: -9223372036854775808, 3>}> : (tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @iota_dim_out_of_range(%n: index) -> tensor<?xi64> {
+  // expected-error@+1 {{'kiln.iota' op 'dim' 1 is out of range for shape [?]}}
+  %0 = kiln.iota dim = 1, shape = [%n], dtype = i64
+  return %0 : tensor<?xi64>
+}
+
+// -----
+
+func.func @iota_bool(%n: index) -> tensor<?xi1> {
+  // expected-error@+1 {{'kiln.iota' op 'dtype' must be numeric, but got 'i1'}}
+  %0 = kiln.iota dim = 0, shape = [%n], dtype = i1
+  return %0 : tensor<?xi1>
+}

@@ -692,3 +692,26 @@ func.func @dynamic_elementwise(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>) -> (ten
   %3 = kiln.select %2, %1, %y : tensor<?x3xi1>, tensor<?x3xf32>
   return %3, %2 : tensor<?x3xf32>, tensor<?x3xi1>
 }
+
+// -----
+
+// Dynamic sizes: index operands for the `?` entries of shape lists (issue 23).
+// CHECK-LABEL: func.func @dynamic_sizes
+// CHECK:         %[[N:.*]] = tensor.dim
+// CHECK:         kiln.reshape %{{.*}}, shape = [%[[N]], 3, 2] : tensor<?x6xf32>
+// CHECK:         kiln.broadcast_in_dim %{{.*}}, dims = [], shape = [%[[N]], 6] : tensor<f32>
+// CHECK:         kiln.rng normal %{{.*}}, shape = [%[[N]], 2], dtype = f32, params = [0.000000e+00, 1.000000e+00] : tensor<2xi64>
+// CHECK:         kiln.scatter_add %{{.*}}[%{{.*}}], dim = 0, size = %[[N]] : tensor<?x6xf32>, tensor<?xi64>
+// CHECK:         kiln.iota dim = 0, shape = [%[[N]]], dtype = i64
+func.func @dynamic_sizes(%x: tensor<?x6xf32>, %i: tensor<?xi64>, %key: tensor<2xi64>)
+    -> (tensor<?x3x2xf32>, tensor<?x6xf32>, tensor<?x2xf32>, tensor<?x6xf32>, tensor<?xi64>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x6xf32>
+  %r = kiln.reshape %x, shape = [%n, 3, 2] : tensor<?x6xf32>
+  %z = kiln.constant dense<0.0> : tensor<f32>
+  %b = kiln.broadcast_in_dim %z, dims = [], shape = [%n, 6] : tensor<f32>
+  %s, %k = kiln.rng normal %key, shape = [%n, 2], dtype = f32, params = [0.0, 1.0] : tensor<2xi64>
+  %a = kiln.scatter_add %x[%i], dim = 0, size = %n : tensor<?x6xf32>, tensor<?xi64>
+  %o = kiln.iota dim = 0, shape = [%n], dtype = i64
+  return %r, %b, %s, %a, %o : tensor<?x3x2xf32>, tensor<?x6xf32>, tensor<?x2xf32>, tensor<?x6xf32>, tensor<?xi64>
+}

@@ -146,6 +146,11 @@ class GraphBase {
   // key changes: new input shapes, a module's mode). A scheduler's rate is state the
   // programs read, so it never adds a recording.
   size_t num_traces() const { return traces_; }
+  // How many programs the backend made, over all programs: one per recording that runs
+  // again, plus one per new input shape a dynamic recording serves (a short last batch
+  // merges with the full batches' recording into one with a dynamic batch dim, and is
+  // compiled for its size; jit::Traced::num_compiles).
+  size_t num_compiles() const;
 
  protected:
   GraphBase(const std::type_info& type, const SourceLoc& loc);
@@ -163,6 +168,10 @@ class GraphBase {
   // Runs one call: picks the phase and runs its program on `inputs`; Error if they are
   // not as many tensors as on the first call.
   std::vector<Tensor> call(std::vector<Tensor> inputs);
+  // How `phase`'s traced program counts the programs it made (jit::Traced::num_compiles).
+  void countCompiles(Phase phase, std::function<size_t()> count) {
+    compileCounts_[phase] = std::move(count);
+  }
 
   // The body of every traced program: build, then the phase's gradient work.
   std::vector<Tensor> runPhase(Phase phase, std::span<const Tensor> inputs);
@@ -228,6 +237,7 @@ class GraphBase {
   bool built_ = false;
   bool recorded_ = false;  // the current call recorded a program (ran build)
   size_t traces_ = 0;
+  std::map<Phase, std::function<size_t()>> compileCounts_;
   Clock::time_point builtAt_;  // when the last build ended
   Io io_;
 };
@@ -298,6 +308,7 @@ class Graph : public GraphBase {
         [this, phase](const Args&... xs) { return runPhase(phase, std::vector<Tensor>{xs...}); },
         traceOptions(phase), loc());
     nameState(traced);
+    countCompiles(phase, [traced] { return traced.num_compiles(); });
     return [traced](std::span<const Tensor> in) {
       return [&]<size_t... I>(std::index_sequence<I...>) {
         return traced(Tensor(in[I])...);
