@@ -49,11 +49,6 @@ Batch batch(int64_t n) {
   return {kiln::randn({n, 784}), kiln::randint(0, 10, {n})};
 }
 
-void sink(const Tensor& t) {
-  volatile float v = t.item<float>();
-  (void)v;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
