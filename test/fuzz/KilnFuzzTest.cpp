@@ -236,6 +236,89 @@ TEST(KilnFuzzGenerator, ProgramsAreWellConditionedAndEagerRunsThem) {
   }
 }
 
+// Batch programs: every input's dim 0 is the batch, which the sizes recorded as following
+// it track through the ops, and eager runs them at every size the dynamic configs call.
+TEST(KilnFuzzGenerator, BatchProgramsKeepTheBatchAsEveryInputsDim0) {
+  GenOptions options{.maxOps = 12, .batch = true};
+  int followed = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    const Program p = generate(seed, options);
+    const std::string text = printCase(p, "seed_" + std::to_string(seed), "");
+    ASSERT_GE(p.batch, 3) << text;
+    ASSERT_TRUE(wellConditioned(p)) << text;
+    std::vector<Leaf> inputs = inputLeaves(p);
+    ASSERT_FALSE(inputs.empty()) << text;
+    for (const Leaf& leaf : inputs) EXPECT_EQ(leaf.shape.at(0), p.batch) << text;
+    for (const Node& n : p.nodes) {
+      ASSERT_EQ(n.batch.size(), n.shape.size()) << text;
+      const int64_t fixed = std::count(n.batch.begin(), n.batch.end(), 0);
+      if (n.op == Op::Input) {
+        EXPECT_EQ(n.batch[0], 1) << text;
+        EXPECT_EQ(fixed, int64_t(n.shape.size()) - 1) << text;
+      }
+      if (n.op == Op::State) {
+        EXPECT_EQ(fixed, int64_t(n.shape.size())) << text;
+      }
+      for (size_t d = 0; d < n.shape.size(); ++d) {
+        if (n.batch[d] > 0) {
+          EXPECT_EQ(n.shape[d], n.batch[d] * p.batch) << text;
+        }
+      }
+    }
+    followed += std::any_of(p.outputs.begin(), p.outputs.end(), [&](int o) {
+      const Shape& b = p.nodes[size_t(o)].batch;
+      return std::any_of(b.begin(), b.end(), [](int64_t f) { return f > 0; });
+    });
+    std::vector<Problem> problems = check(p, {.configs = {}});  // eager at every batch size
+    EXPECT_THAT(problems, IsEmpty()) << problems[0].message << "\n" << text;
+  }
+  EXPECT_GE(followed, 20);  // most outputs still carry the batch
+}
+
+// x [B, 6] reshaped to [3B, 2] and summed over dim 1: the sizes that follow the batch
+// scale with it, and the printed case computes them from x[0].size(0).
+Program batchReshapeProgram() {
+  Program p;
+  p.batch = 4;
+  p.nodes = {leaf(Op::Input, 0, {4, 6}), apply(Op::Reshape, {0}, {12, 2}, {12, 2}), apply(Op::Tanh, {1}, {12, 2}),
+             apply(Op::Sum, {2}, {12}, {1})};
+  p.nodes[0].batch = {1, 0};
+  p.nodes[1].batch = p.nodes[2].batch = {3, 0};
+  p.nodes[3].batch = {3};
+  p.outputs = {3};
+  return p;
+}
+
+TEST(KilnFuzzProgram, ABatchProgramScalesItsSizesWithTheBatch) {
+  const Program p = atBatch(batchReshapeProgram(), 13);
+  EXPECT_EQ(p.batch, 13);
+  EXPECT_EQ(p.nodes[0].shape, Shape({13, 6}));
+  EXPECT_EQ(p.nodes[1].ints, Shape({39, 2}));
+  EXPECT_EQ(p.nodes[3].shape, Shape({39}));
+  const std::string text = printCase(batchReshapeProgram(), "b", "");
+  EXPECT_THAT(text, HasSubstr("const int64_t B = x[0].size(0);"));
+  EXPECT_THAT(text, HasSubstr("Tensor v1 = x[0].reshape({B * 3, 2});"));
+  EXPECT_EQ(dynamicBatches(p), std::vector<int64_t>({13, 26, 2, 2, 9, 9, 13, 13, 61, 61, 26, 13}));
+}
+
+// The dynamic configs trace at the program's batch and twice it, where the recordings
+// merge, and then serve 2, 9, 13 and 61 from the one dynamic program (num_traces() stays 1,
+// else the runner reports "retraced").
+TEST(KilnFuzzRunner, ABatchProgramMergesAndMatchesEagerAtEveryBatchSize) {
+  DynamicCounts counts;
+  RunOptions options{.configs = {{"INTERP", false, true}, {"INTERP", true, true}, {"INTERP", false, false}}};
+  EXPECT_THAT(check(batchReshapeProgram(), options, &counts), IsEmpty());
+  EXPECT_EQ(counts.merged, 2);
+  EXPECT_EQ(counts.stayedStatic, 0);
+}
+
+TEST(KilnFuzzRunner, ADynamicConfigNeedsABatchProgram) {
+  std::vector<Problem> problems = check(layerNormProgram(), {.configs = {{"INTERP", false, true}}});
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].kind, "invalid");
+  EXPECT_THAT(problems[0].message, HasSubstr("batch program"));
+}
+
 // ---- minimizer -----------------------------------------------------------------------------
 TEST(KilnFuzzMinimize, KeepsOnlyWhatTheFailureNeeds) {
   // "Fails" while the program still holds a tanh: everything else can go.
@@ -265,6 +348,36 @@ TEST(KilnFuzzMinimize, CompactKeepsABatchNormWhoseStatisticsAreRead) {
   EXPECT_EQ(compact(p).nodes.size(), 2u);
 }
 
+// Cutting a batch program's value: one of fixed shape becomes state, one whose batch is
+// its dim 0 an input, one that holds the batch elsewhere is kept.
+TEST(KilnFuzzMinimize, ABatchProgramIsCutIntoInputsWithTheBatchFirst) {
+  Program p = batchReshapeProgram();
+  p.nodes.push_back(apply(Op::Transpose, {0}, {6, 4}, {0, 1}));
+  p.nodes[4].batch = {0, 1};
+  p.nodes.push_back(apply(Op::Sum, {0}, {6}, {0}));
+  p.nodes[5].batch = {0};
+  p.nodes.push_back(apply(Op::Relu, {4}, {6, 4}));
+  p.nodes[6].batch = {0, 1};
+  p.outputs = {3, 5, 6};
+  auto leafOps = [](const Program& m) {
+    std::string ops;
+    for (const Node& n : m.nodes)
+      if (isLeaf(n.op)) ops += n.op == Op::Input ? "i" : "s";
+    return ops;
+  };
+  // "Fails" while the program holds a relu and a value of shape {6} (the sum or a cut of it).
+  auto fails = [](const Program& m) {
+    bool relu = false, six = false;
+    for (const Node& n : m.nodes) relu = relu || n.op == Op::Relu, six = six || n.shape == Shape({6});
+    return relu && six;
+  };
+  const Program small = minimize(p, fails, 200);
+  EXPECT_EQ(small.batch, 4);
+  EXPECT_EQ(leafOps(small), "is") << printCase(small, "m", "");  // x, and the sum as state; the transpose stays
+  for (const Node& n : small.nodes) EXPECT_NE(n.op, Op::Sum);
+  EXPECT_EQ(std::count_if(small.nodes.begin(), small.nodes.end(), [](const Node& n) { return n.op == Op::Transpose; }), 1);
+}
+
 TEST(KilnFuzzMinimize, CompactRenumbersLeaves) {
   Program p = layerNormProgram();
   p.outputs = {2};  // tanh(x0) alone: the parameter and the rest are dead
@@ -276,6 +389,9 @@ TEST(KilnFuzzMinimize, CompactRenumbersLeaves) {
 // ---- forked children -----------------------------------------------------------------------
 TEST(KilnFuzzIsolate, ReportsPassFailCrashAndHang) {
   EXPECT_EQ(runInChild([] { return std::string(); }, 10).kind, ChildOutcome::Passed);
+  ChildOutcome noted = runInChild([] { return kPassNote + std::string("3 1"); }, 10);
+  EXPECT_EQ(noted.kind, ChildOutcome::Passed);
+  EXPECT_EQ(noted.text, "3 1");
   ChildOutcome failed = runInChild([] { return std::string("mismatch"); }, 10);
   EXPECT_EQ(failed.kind, ChildOutcome::Failed);
   EXPECT_EQ(failed.text, "mismatch");

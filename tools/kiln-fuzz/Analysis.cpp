@@ -181,7 +181,8 @@ bool operandsFit(const Node& n, const std::vector<Facts>& f) {
 
 }  // namespace
 
-bool wellConditioned(const Program& p) {
+bool wellConditioned(const Program& program) {
+  const Program p = atBatch(program, kLargestBatch);  // reductions over the batch at their longest
   std::vector<Facts> f = analyze(p);
   for (size_t n = 0; n < p.nodes.size(); ++n)
     if (f[n].mag() > 1e6 || !operandsFit(p.nodes[n], f)) return false;

@@ -28,7 +28,8 @@ Facts infer(const Program& p, const std::vector<Facts>& before, const Node& node
 std::vector<Facts> analyze(const Program& p);
 // Whether every op of `p` stays in the domain the generator keeps it in (operands of
 // log, sqrt and divisors at least 0.5, arguments of exp bounded, ...): the minimizer's
-// check that dropping an op did not make the program ill-conditioned.
+// check that dropping an op did not make the program ill-conditioned. A batch program is
+// checked at kLargestBatch.
 bool wellConditioned(const Program& p);
 // The number of elements an op reduces or contracts per output element (1 for others).
 int64_t reductionLength(const Program& p, const Node& node);

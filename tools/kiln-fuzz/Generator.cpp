@@ -14,6 +14,7 @@ namespace kiln::fuzz {
 namespace {
 
 constexpr int64_t kMaxNumel = 2048;
+constexpr int64_t kMaxNumelAtLargestBatch = int64_t(1) << 16;
 constexpr int64_t kDims[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 17, 20, 33};
 
 int64_t numel(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<>()); }
@@ -38,12 +39,27 @@ class Rng {
   uint64_t state_;
 };
 
-bool broadcastable(const Shape& a, const Shape& b, Shape& out) {
-  out.assign(std::max(a.size(), b.size()), 1);
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1, y = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (x != y && x != 1 && y != 1) return false;
-    out[out.size() - 1 - i] = std::max(x, y);
+// A shape with its batch factors (Node::batch): a size follows the batch when its factor
+// is above 0, so two sizes are the same only when both parts are.
+struct Dims {
+  Shape shape, batch;
+  size_t rank() const { return shape.size(); }
+};
+
+// The broadcast of `a` and `b` (a fixed 1 stretches to the other size), if they have one.
+bool broadcastable(const Dims& a, const Dims& b, Dims& out) {
+  const size_t rank = std::max(a.rank(), b.rank());
+  out.shape.assign(rank, 1);
+  out.batch.assign(rank, 0);
+  for (size_t i = 0; i < rank; ++i) {
+    const bool inA = i < a.rank(), inB = i < b.rank();
+    const int64_t x = inA ? a.shape[a.rank() - 1 - i] : 1, y = inB ? b.shape[b.rank() - 1 - i] : 1;
+    const int64_t fx = inA ? a.batch[a.rank() - 1 - i] : 0, fy = inB ? b.batch[b.rank() - 1 - i] : 0;
+    const size_t o = rank - 1 - i;
+    if (x == y && fx == fy) out.shape[o] = x, out.batch[o] = fx;
+    else if (x == 1 && fx == 0) out.shape[o] = y, out.batch[o] = fy;
+    else if (y == 1 && fy == 0) out.shape[o] = x, out.batch[o] = fx;
+    else return false;
   }
   return true;
 }
@@ -56,30 +72,56 @@ class Gen {
     p_.seed = seed;
     dtype_ = rng_.chance(70) ? kFloat32 : kFloat64;
     p_.backward = options.backward && rng_.chance(70);
+    if (options.batch) p_.batch = rng_.between(3, 6);
   }
 
   Program run() {
-    floatLeaf(randomShape(rng_.chance(30) ? 4 : rng_.between(1, 3)));
-    if (rng_.chance(40)) floatLeaf(randomShape(rng_.between(1, 4)));
+    newInput(rng_.chance(30) ? 4 : rng_.between(1, 3));
+    if (rng_.chance(40)) newInput(rng_.between(1, 4));
     const int ops = int(rng_.between(1, std::max(1, options_.maxOps)));
     for (int i = 0; i < ops; ++i)
       for (int attempt = 0; attempt < 20 && !step(); ++attempt) {}
     if (countOps(p_) == 0) push(unary(Op::Neg, pickValue()));
     chooseOutputs();
     if (gradParams(p_).empty()) p_.backward = false;
+    if (!batched())
+      for (Node& n : p_.nodes) n.batch.clear();
     return p_;
   }
 
  private:
   // ---- values and leaves ----------------------------------------------------------------
+  bool batched() const { return p_.batch > 0; }
+
+  // Facts are inferred at the largest batch size, where reductions over the batch are
+  // longest, so the guards they place hold at every size.
   int push(Node n) {
-    facts_.push_back(infer(p_, facts_, n));
+    n.batch.resize(n.shape.size(), 0);
+    Node largest = atBatch(n, kLargestBatch);
+    if (batched() && numel(largest.shape) > kMaxNumelAtLargestBatch) invalid_ = true;
+    facts_.push_back(infer(largest_, facts_, largest));
+    largest_.nodes.push_back(std::move(largest));
     p_.nodes.push_back(std::move(n));
     return int(p_.nodes.size()) - 1;
   }
 
-  int leaf(Shape shape, DType dtype, Fill fill, bool state, bool param = false, int64_t high = 0) {
+  static bool follows(const Shape& batch) {
+    return std::any_of(batch.begin(), batch.end(), [](int64_t f) { return f > 0; });
+  }
+  bool follows(int v, int64_t d) const { return node(v).batch[size_t(d)] > 0; }
+
+  // In a batch program a leaf whose dim 0 is the batch (and no other dim follows it) is
+  // an input, one of fixed shape is state, and any other leaf cannot be made.
+  int leaf(Shape shape, DType dtype, Fill fill, bool state, bool param = false, int64_t high = 0,
+           Shape batch = {}) {
     state = state || size_t(inputs_) >= kMaxInputs;
+    batch.resize(shape.size(), 0);
+    if (batched() && !follows(batch)) state = true;
+    if (batched() && follows(batch)) {
+      Shape input(shape.size(), 0);
+      input[0] = 1;
+      if (state || batch != input) invalid_ = true;
+    }
     Node n;
     n.op = state ? Op::State : Op::Input;
     n.slot = state ? states_++ : inputs_++;
@@ -87,15 +129,29 @@ class Gen {
     n.fill = fill;
     n.high = high;
     n.shape = std::move(shape);
+    n.batch = std::move(batch);
     n.dtype = dtype;
     return push(std::move(n));
   }
 
-  // A floating leaf: an input, or with backward often a parameter; sometimes the other dtype.
-  int floatLeaf(Shape shape, std::optional<DType> dtype = std::nullopt) {
+  // A floating leaf: an input, or with backward often a parameter (never one that follows
+  // the batch); sometimes the other dtype.
+  int floatLeaf(Shape shape, std::optional<DType> dtype = std::nullopt, Shape batch = {}) {
     const DType d = dtype.value_or(rng_.chance(10) ? (dtype_ == kFloat32 ? kFloat64 : kFloat32) : dtype_);
-    const bool param = p_.backward && rng_.chance(45);
-    return leaf(std::move(shape), d, rng_.chance(15) ? Fill::Positive : Fill::Normal, param, param);
+    const bool param = p_.backward && rng_.chance(45) && !follows(batch);
+    return leaf(std::move(shape), d, rng_.chance(15) ? Fill::Positive : Fill::Normal, param, param, 0,
+                std::move(batch));
+  }
+
+  // A new floating input of rank `rank`; in a batch program its dim 0 is the batch.
+  int newInput(int64_t rank) {
+    Shape s = randomShape(rank);
+    if (!batched()) return floatLeaf(s);
+    Shape batch(s.size(), 0);
+    s[0] = p_.batch;
+    batch[0] = 1;
+    for (size_t d = 1; d < s.size() && numel(s) > kMaxNumel; ++d) s[d] = std::min<int64_t>(s[d], 4);
+    return floatLeaf(s, std::nullopt, batch);
   }
 
   Shape randomShape(int64_t rank) {
@@ -107,6 +163,7 @@ class Gen {
 
   const Node& node(int v) const { return p_.nodes[size_t(v)]; }
   const Shape& shape(int v) const { return node(v).shape; }
+  Dims dims(int v) const { return {node(v).shape, node(v).batch}; }
   int64_t rank(int v) const { return int64_t(shape(v).size()); }
 
   // An earlier floating value, recent ones likelier.
@@ -147,38 +204,46 @@ class Gen {
     n.op = op;
     n.args = {v};
     n.shape = shape(v);
+    n.batch = node(v).batch;
     n.dtype = node(v).dtype;
     return n;
   }
 
   // ---- operands of binary ops -------------------------------------------------------------
-  Shape partnerShape(const Shape& a) {
-    Shape s = a;
-    if (rng_.chance(30) && !s.empty()) s.erase(s.begin(), s.begin() + rng_.between(1, int64_t(s.size())));
-    for (int64_t& d : s)
-      if (rng_.chance(25)) d = 1;
-    if (rng_.chance(10) && s.size() == a.size() && a.size() < 4) s.insert(s.begin(), rng_.between(2, 3));
+  Dims partnerShape(const Dims& a) {
+    Dims s = a;
+    if (rng_.chance(30) && !s.shape.empty()) {
+      const int64_t dropped = rng_.between(1, int64_t(s.rank()));
+      s.shape.erase(s.shape.begin(), s.shape.begin() + dropped);
+      s.batch.erase(s.batch.begin(), s.batch.begin() + dropped);
+    }
+    for (size_t d = 0; d < s.rank(); ++d)
+      if (rng_.chance(25)) s.shape[d] = 1, s.batch[d] = 0;
+    if (rng_.chance(10) && s.rank() == a.rank() && a.rank() < 4) {
+      s.shape.insert(s.shape.begin(), rng_.between(2, 3));
+      s.batch.insert(s.batch.begin(), 0);
+    }
     return s;
   }
 
   // A value broadcastable with `a` (an earlier one, or a new leaf), within the size limits.
-  int partner(int a, Shape& out) {
+  int partner(int a, Dims& out) {
     if (rng_.chance(50)) {
       std::vector<int> fits;
       for (int v = 0; v < int(p_.nodes.size()); ++v)
-        if (v != a && isFloatingPoint(node(v).dtype) && broadcastable(shape(a), shape(v), out) &&
-            numel(out) <= kMaxNumel && out.size() <= 4)
+        if (v != a && isFloatingPoint(node(v).dtype) && broadcastable(dims(a), dims(v), out) &&
+            numel(out.shape) <= kMaxNumel && out.rank() <= 4)
           fits.push_back(v);
       if (!fits.empty()) {
         const int v = fits[size_t(rng_.below(int64_t(fits.size())))];
-        broadcastable(shape(a), shape(v), out);
+        broadcastable(dims(a), dims(v), out);
         return v;
       }
     }
-    Shape s = partnerShape(shape(a));
-    if (!broadcastable(shape(a), s, out) || numel(out) > kMaxNumel) s = shape(a);
-    broadcastable(shape(a), s, out);
-    return floatLeaf(s);
+    Dims s = partnerShape(dims(a));
+    if (!broadcastable(dims(a), s, out) || numel(out.shape) > kMaxNumel) s = dims(a);
+    broadcastable(dims(a), s, out);
+    return floatLeaf(s.shape, std::nullopt, s.batch);
   }
 
   // ---- ops --------------------------------------------------------------------------------
@@ -195,10 +260,12 @@ class Gen {
     const Op op = rng_.pick(kWeighted);
     const int before = int(p_.nodes.size());
     const int v = emit(op);
-    if (v < 0) {  // undo guards and leaves made for an op that did not fit
+    if (v < 0 || invalid_) {  // undo guards and leaves made for an op that did not fit
       p_.nodes.resize(size_t(before));
+      largest_.nodes.resize(size_t(before));
       facts_.resize(size_t(before));
       recountSlots();
+      invalid_ = false;
       return false;
     }
     if (facts_[size_t(v)].mag() > 64) bounded(v, 4);
@@ -250,7 +317,7 @@ class Gen {
 
   int binary(Op op) {
     int a = pickValue();
-    Shape out;
+    Dims out;
     int b = partner(a, out);
     if (op == Op::Div) b = positive(bounded(b, 8));
     if (op == Op::Mul) {  // keeps products of products from growing without bound
@@ -260,7 +327,8 @@ class Gen {
     if (op != Op::Div && rng_.chance(30)) std::swap(a, b);
     Node n = unary(op, a);
     n.args = {a, b};
-    n.shape = out;
+    n.shape = out.shape;
+    n.batch = out.batch;
     n.dtype = promote(node(a).dtype, node(b).dtype);
     return push(std::move(n));
   }
@@ -275,14 +343,15 @@ class Gen {
 
   int where() {
     const int a = pickValue();
-    Shape out, condShape;
+    Dims out, condShape;
     const int b = partner(a, out);
-    Shape c = partnerShape(shape(a));
-    if (!broadcastable(out, c, condShape) || condShape != out) c = out;
-    const int cond = leaf(c, kBool, Fill::Bools, false);
+    Dims c = partnerShape(dims(a));
+    if (!broadcastable(out, c, condShape) || condShape.shape != out.shape || condShape.batch != out.batch) c = out;
+    const int cond = leaf(c.shape, kBool, Fill::Bools, false, false, 0, c.batch);
     Node n = unary(Op::Where, a);
     n.args = {cond, a, b};
-    n.shape = out;
+    n.shape = out.shape;
+    n.batch = out.batch;
     n.dtype = promote(node(a).dtype, node(b).dtype);
     return push(std::move(n));
   }
@@ -306,14 +375,18 @@ class Gen {
     const int64_t r = rank(a);
     n.flag = rng_.chance(50);
     if (r > 0 && !rng_.chance(20)) n.ints = someDims(r, rng_.between(1, r));
-    Shape out;
+    Shape out, batch;
     for (int64_t d = 0; d < r; ++d) {
       const bool reduced = n.ints.empty() || std::any_of(n.ints.begin(), n.ints.end(),
                                                          [&](int64_t k) { return normalize(k, r) == d; });
-      if (!reduced) out.push_back(shape(a)[size_t(d)]);
-      else if (n.flag) out.push_back(1);
+      if (!reduced) out.push_back(shape(a)[size_t(d)]), batch.push_back(node(a).batch[size_t(d)]);
+      else if (n.flag) out.push_back(1), batch.push_back(0);
     }
     n.shape = out;
+    n.batch = batch;
+    // A sum over the batch grows with it: keep it well-conditioned at the largest size.
+    const double length = double(reductionLength(largest_, atBatch(n, kLargestBatch)));
+    if (batched() && op == Op::Sum && length * facts_[size_t(a)].mag() > 1e5) n.args[0] = bounded(a, 1e5 / length);
     return push(std::move(n));
   }
 
@@ -338,13 +411,15 @@ class Gen {
     Node n = unary(Op::LayerNorm, a);
     const int64_t k = rank(a) >= 2 && rng_.chance(30) ? 2 : 1;
     n.ints.assign(shape(a).end() - k, shape(a).end());
+    for (int64_t d = rank(a) - k; d < rank(a); ++d)
+      if (follows(a, d)) return -1;  // its normalized shape would follow the batch
     affine(n, n.ints, n.dtype);
     return push(std::move(n));
   }
 
   int batchNorm() {
     const int a = pickValue();
-    if (rank(a) < 2 || numel(shape(a)) / shape(a)[1] < 2) return -1;
+    if (rank(a) < 2 || numel(shape(a)) / shape(a)[1] < 2 || follows(a, 1)) return -1;
     Node n = unary(Op::BatchNorm, a);
     const Shape channels{shape(a)[1]};
     n.args.push_back(leaf(channels, n.dtype, Fill::Normal, true));
@@ -357,26 +432,31 @@ class Gen {
   int matmul() {
     const int a = bounded(pickValue(), 8);
     if (rank(a) == 0) return -1;
-    const Shape as = shape(a);
+    const Shape as = shape(a), af = node(a).batch;
     const int64_t k = as.back(), m = rng_.pick(kDims), how = rng_.below(4);
-    Shape bs, out(as.begin(), as.end() - 1);
+    if (follows(a, rank(a) - 1)) return -1;  // a contraction over the batch
+    Shape bs, out(as.begin(), as.end() - 1), bf, outBatch(af.begin(), af.end() - 1);
     if (how == 0) {
       bs = {k};  // matrix-vector, or a dot product
     } else if (how == 1 && rank(a) >= 3) {
       bs.assign(as.begin(), as.end() - 2);  // batched
+      bf.assign(af.begin(), af.end() - 2);
       bs.insert(bs.end(), {k, m});
       out.push_back(m);
     } else if (how == 2 && rank(a) == 1) {
       bs = {rng_.between(2, 3), k, m};  // vector times a batch of matrices
       out = {bs[0], m};
+      outBatch = {0};
     } else {
       bs = {k, m};
       out.push_back(m);
     }
     if (numel(out) > kMaxNumel) return -1;
     Node n = unary(Op::Matmul, a);
-    n.args.push_back(bounded(floatLeaf(bs, n.dtype), 8));
+    bf.resize(bs.size(), 0);
+    n.args.push_back(bounded(floatLeaf(bs, n.dtype, bf), 8));
     n.shape = out;
+    n.batch = outBatch;
     return push(std::move(n));
   }
 
@@ -384,33 +464,57 @@ class Gen {
     const int a = pickValue(2);
     if (a < 0) return -1;
     const int64_t m = rng_.pick(kDims);
+    if (follows(a, 1)) return -1;
     Node n = unary(Op::Addmm, a);
     const int b = floatLeaf({shape(a)[1], m}, n.dtype);
     n.args = {floatLeaf({m}, n.dtype), a, b};
     n.shape = {shape(a)[0], m};
+    n.batch = {node(a).batch[0], 0};
     return push(std::move(n));
   }
 
-  // A new shape of the same size: dims merged, split, or a 1 inserted or removed.
-  Shape reshaped(Shape s) {
-    const size_t r = s.size();
+  // The factor of dims `from`..`to` of `s` merged into one: the product of the fixed
+  // sizes times the one factor that follows the batch; a product of two batch sizes
+  // (which a factor cannot say) makes the op invalid.
+  int64_t mergedFactor(const Dims& s, size_t from, size_t to) {
+    int64_t fixed = 1, factor = 0;
+    for (size_t d = from; d <= to; ++d) {
+      if (s.batch[d] == 0) fixed *= s.shape[d];
+      else if (factor == 0) factor = s.batch[d];
+      else invalid_ = true;
+    }
+    return factor * fixed;
+  }
+
+  // A new shape of the same size: dims merged, split, or a 1 inserted or removed. A dim
+  // that follows the batch splits only into a fixed size and one that follows it.
+  Dims reshaped(Dims s) {
+    const size_t r = s.rank();
     const int64_t how = rng_.below(4);
     if (how == 0 && r >= 2) {
       const size_t i = size_t(rng_.below(int64_t(r) - 1));
-      s[i] *= s[i + 1];
-      s.erase(s.begin() + int64_t(i) + 1);
+      s.batch[i] = mergedFactor(s, i, i + 1);
+      s.shape[i] *= s.shape[i + 1];
+      s.shape.erase(s.shape.begin() + int64_t(i) + 1);
+      s.batch.erase(s.batch.begin() + int64_t(i) + 1);
     } else if (how == 1 && r >= 1 && r < 4) {
       const size_t i = size_t(rng_.below(int64_t(r)));
-      for (int64_t f = 2; f < s[i]; ++f)
-        if (s[i] % f == 0) {
-          s.insert(s.begin() + int64_t(i) + 1, s[i] / f);
-          s[i] = f;
+      for (int64_t f = 2; f < s.shape[i]; ++f)
+        if (s.shape[i] % f == 0) {
+          if (s.batch[i] % f != 0) invalid_ = true;
+          s.shape.insert(s.shape.begin() + int64_t(i) + 1, s.shape[i] / f);
+          s.batch.insert(s.batch.begin() + int64_t(i) + 1, s.batch[i] / f);
+          s.shape[i] = f;
+          s.batch[i] = 0;
           break;
         }
     } else if (how == 2 && r < 4) {
-      s.insert(s.begin() + rng_.below(int64_t(r) + 1), 1);
+      const int64_t at = rng_.below(int64_t(r) + 1);
+      s.shape.insert(s.shape.begin() + at, 1);
+      s.batch.insert(s.batch.begin() + at, 0);
     } else {
-      s = {numel(s)};
+      s.batch = {r == 0 ? 0 : mergedFactor(s, 0, r - 1)};
+      s.shape = {numel(s.shape)};
     }
     return s;
   }
@@ -419,7 +523,9 @@ class Gen {
     const int a = pickValue();
     if (op == Op::View && !facts_[size_t(a)].contiguous) return -1;
     Node n = unary(op, a);
-    n.shape = reshaped(shape(a));
+    Dims d = reshaped(dims(a));
+    n.shape = d.shape;
+    n.batch = d.batch;
     n.ints = n.shape;
     if (!n.ints.empty() && rng_.chance(30)) n.ints[size_t(rng_.below(int64_t(n.ints.size())))] = -1;
     return push(std::move(n));
@@ -430,11 +536,13 @@ class Gen {
     const int64_t r = rank(a);
     Node n = unary(op, a);
     Shape& s = n.shape;
+    Shape& f = n.batch;
     if (op == Op::Unsqueeze) {
       if (r >= 4) return -1;
       const int64_t d = rng_.between(-(r + 1), r);
       n.ints = {d};
       s.insert(s.begin() + normalize(d, r + 1), 1);
+      f.insert(f.begin() + normalize(d, r + 1), 0);
     } else if (op == Op::Squeeze) {
       Shape ones;
       for (int64_t d = 0; d < r; ++d)
@@ -443,23 +551,30 @@ class Gen {
       const int64_t d = ones[size_t(rng_.below(int64_t(ones.size())))];
       n.ints = {rng_.chance(30) ? d - r : d};
       s.erase(s.begin() + d);
+      f.erase(f.begin() + d);
     } else if (op == Op::Flatten) {
       if (r < 2) return -1;
       const int64_t start = rng_.below(r - 1), end = rng_.between(start + 1, r - 1);
       n.ints = {start, end};
       int64_t merged = 1;
       for (int64_t d = start; d <= end; ++d) merged *= s[size_t(d)];
+      f[size_t(start)] = mergedFactor(dims(a), size_t(start), size_t(end));
       s.erase(s.begin() + start + 1, s.begin() + end + 1);
+      f.erase(f.begin() + start + 1, f.begin() + end + 1);
       s[size_t(start)] = merged;
     } else if (op == Op::Transpose) {
       if (r < 2) return -1;
       const Shape d = someDims(r, 2);
       n.ints = d;
       std::swap(s[size_t(normalize(d[0], r))], s[size_t(normalize(d[1], r))]);
+      std::swap(f[size_t(normalize(d[0], r))], f[size_t(normalize(d[1], r))]);
     } else {
       if (r < 2) return -1;
       n.ints = someDims(r, r);
-      for (int64_t i = 0; i < r; ++i) s[size_t(i)] = shape(a)[size_t(normalize(n.ints[size_t(i)], r))];
+      for (int64_t i = 0; i < r; ++i) {
+        s[size_t(i)] = shape(a)[size_t(normalize(n.ints[size_t(i)], r))];
+        f[size_t(i)] = node(a).batch[size_t(normalize(n.ints[size_t(i)], r))];
+      }
     }
     return push(std::move(n));
   }
@@ -470,6 +585,7 @@ class Gen {
     if (r == 0) return -1;
     const int64_t d = rng_.below(r), size = shape(a)[size_t(d)];
     const int64_t start = rng_.below(size), end = rng_.between(start + 1, size), step = rng_.between(1, 3);
+    if (follows(a, d)) return -1;  // its bounds would follow the batch
     Node n = unary(Op::Slice, a);
     n.ints = {rng_.chance(30) ? d - r : d, rng_.chance(30) ? start - size : start, end, step};
     n.shape[size_t(d)] = (end - start + step - 1) / step;
@@ -487,13 +603,14 @@ class Gen {
     const int64_t r = rank(a);
     if (r == 0) return -1;
     const int64_t d = rng_.below(r);
+    if (follows(a, d)) return -1;  // fixed pieces and the batch: a size no factor says
     Node n = unary(Op::Cat, a);
     n.ints = {rng_.chance(30) ? d - r : d};
     for (int64_t k = rng_.between(1, 2); k > 0; --k) {
       Shape s = shape(a);
       s[size_t(d)] = rng_.between(1, 5);
       n.shape[size_t(d)] += s[size_t(d)];
-      n.args.push_back(floatLeaf(s, n.dtype));
+      n.args.push_back(floatLeaf(s, n.dtype, node(a).batch));
     }
     if (numel(n.shape) > kMaxNumel) return -1;
     if (rng_.chance(30)) std::swap(n.args[0], n.args.back());
@@ -505,12 +622,19 @@ class Gen {
     const int64_t r = rank(a);
     if (r == 0) return -1;
     const int64_t d = rng_.below(r);
-    Shape is = shape(a);
+    Shape is = shape(a), ib(size_t(r), 0);
     for (int64_t k = 0; k < r; ++k) is[size_t(k)] = k == d ? rng_.between(1, 5) : rng_.between(1, is[size_t(k)]);
+    if (follows(a, d)) return -1;  // indices below the batch size
+    for (int64_t k = 0; k < r && batched(); ++k) {  // all of a batch dim (an input's), or 1 or 2 of it
+      if (!follows(a, k)) continue;
+      if (k == 0 && node(a).batch[0] == 1 && rng_.chance(50)) is[0] = shape(a)[0], ib[0] = 1;
+      else is[size_t(k)] = rng_.between(1, 2);
+    }
     Node n = unary(Op::Gather, a);
     n.ints = {d};
-    n.args.push_back(leaf(is, kInt64, Fill::Ints, false, false, shape(a)[size_t(d)]));
+    n.args.push_back(leaf(is, kInt64, Fill::Ints, false, false, shape(a)[size_t(d)], ib));
     n.shape = is;
+    n.batch = ib;
     return push(std::move(n));
   }
 
@@ -522,7 +646,7 @@ class Gen {
   // A rank-4 value for convolution and pooling: an earlier one, or often a new input.
   int pickImage() {
     const int a = pickValue(4);
-    return a >= 0 || rng_.chance(50) ? a : floatLeaf(randomShape(4));
+    return a >= 0 || rng_.chance(50) ? a : newInput(4);
   }
 
   int conv2d() {
@@ -534,11 +658,13 @@ class Gen {
     const int64_t out = groups * rng_.between(1, 3);
     const Shape result{x[0], out, windows(x[2], k, stride, pad), windows(x[3], k, stride, pad)};
     if (result[2] == 0 || result[3] == 0 || numel(result) > kMaxNumel) return -1;
+    if (follows(a, 1) || follows(a, 2) || follows(a, 3)) return -1;
     Node n = unary(Op::Conv2d, bounded(a, 8));
     n.args.push_back(bounded(floatLeaf({out, c / groups, k, k}, n.dtype), 8));
     if (rng_.chance(50)) n.args.push_back(floatLeaf({out}, n.dtype));
     n.ints = {stride, pad, groups};
     n.shape = result;
+    n.batch = {node(a).batch[0], 0, 0, 0};
     return push(std::move(n));
   }
 
@@ -546,6 +672,7 @@ class Gen {
     const int a = pickImage();
     if (a < 0) return -1;
     const int64_t k = rng_.between(1, 3), stride = rng_.between(1, 2), pad = rng_.between(0, k / 2);
+    if (follows(a, 2) || follows(a, 3)) return -1;
     Node n = unary(op, a);
     n.ints = {k, stride, pad};
     n.shape[2] = windows(shape(a)[2], k, stride, pad);
@@ -571,6 +698,8 @@ class Gen {
   Rng rng_;
   GenOptions options_;
   Program p_;
+  Program largest_;  // p_ at kLargestBatch (p_ itself when it is not a batch program)
+  bool invalid_ = false;  // the op being made needs what a batch program cannot hold
   std::vector<Facts> facts_;
   DType dtype_ = kFloat32;
   int inputs_ = 0, states_ = 0;

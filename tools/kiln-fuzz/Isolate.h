@@ -13,14 +13,18 @@ namespace kiln::fuzz {
 
 struct ChildOutcome {
   enum Kind { Passed, Failed, Crashed } kind = Passed;
-  std::string text;  // the work's report, or how the child died
+  std::string text;  // the work's report, or how the child died; a passing work's note
 };
+
+// A report that begins with kPassNote passed: the rest is a note for the parent (what the
+// work counted), which a passed outcome's text holds without the mark.
+inline constexpr char kPassNote = '\x06';
 
 // A started child; the parent waits for it (waitpid) and then calls finish().
 class Child {
  public:
-  // `work` returns "" when it passed, else its report. A child that runs longer than
-  // `timeoutSeconds` is killed and counts as crashed.
+  // `work` returns "" (or a note after kPassNote) when it passed, else its report. A
+  // child that runs longer than `timeoutSeconds` is killed and counts as crashed.
   static Child start(const std::function<std::string()>& work, unsigned timeoutSeconds);
   pid_t pid() const { return pid_; }
   // The outcome, given the status waitpid returned for this child.

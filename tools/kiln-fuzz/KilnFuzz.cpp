@@ -1,9 +1,13 @@
 // kiln-fuzz: Kiln's differential fuzzer. Random programs run eagerly and traced under each
 // backend and mode, each in a forked child; failures are minimized and printed as C++.
 //
-//   kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE] [--modes=value,symbolic]
-//             [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J]
-//             [--minimize-budget=B] [--timeout=SECONDS] [--no-fork]
+//   kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE]
+//             [--modes=value,symbolic,dynamic,dynamic-symbolic] [--max-ops=K] [--no-backward]
+//             [--print-programs] [--jobs=J] [--minimize-budget=B] [--timeout=SECONDS] [--no-fork]
+//
+// The dynamic modes generate batch programs (every input's dim 0 one batch size) and trace
+// each at two batch sizes, so that its recordings merge into a dynamic program, then call
+// it at more sizes; with them every mode runs the batch programs.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -48,7 +52,8 @@ std::vector<std::string> split(const std::string& list) {
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "kiln-fuzz: " << problem
-            << "\nusage: kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE] [--modes=value,symbolic]"
+            << "\nusage: kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE]"
+               " [--modes=value,symbolic,dynamic,dynamic-symbolic]"
                " [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J] [--minimize-budget=B]"
                " [--timeout=SECONDS] [--no-fork]\n";
   std::exit(2);
@@ -77,28 +82,37 @@ Options parse(int argc, char** argv) {
       usage("bad value in " + arg);
     }
   }
-  for (const std::string& m : o.modes)
-    if (m != "value" && m != "symbolic") usage("unknown mode " + m);
+  for (const std::string& m : o.modes) {
+    if (m != "value" && m != "symbolic" && m != "dynamic" && m != "dynamic-symbolic") usage("unknown mode " + m);
+    o.gen.batch = o.gen.batch || m.starts_with("dynamic");
+  }
   return o;
 }
 
 RunOptions runOptions(const Options& o) {
   RunOptions r;
   for (const std::string& b : o.backends)
-    for (const std::string& m : o.modes) r.configs.push_back({b, m == "symbolic"});
+    for (const std::string& m : o.modes)
+      r.configs.push_back({b, m.ends_with("symbolic"), m.starts_with("dynamic")});
   return r;
 }
 
 // ---- problems through the child's report ------------------------------------------------
 constexpr char kField = '\x1f', kRecord = '\x1e';
 
-std::string encode(const std::vector<Problem>& problems) {
+// The dynamic configs' counts travel as one more record, of this kind.
+constexpr char kCounts[] = "dynamic counts";
+
+std::string encode(const std::vector<Problem>& problems, const DynamicCounts& counts) {
   std::string out;
   for (const Problem& p : problems) out += p.config + kField + p.kind + kField + p.message + kRecord;
-  return out;
+  if (counts.merged + counts.stayedStatic == 0) return out;
+  out += std::string() + kField + kCounts + kField + std::to_string(counts.merged) + " " +
+         std::to_string(counts.stayedStatic) + kRecord;
+  return problems.empty() ? kPassNote + out : out;
 }
 
-std::vector<Problem> decode(const std::string& text) {
+std::vector<Problem> decodeAll(const std::string& text) {
   std::vector<Problem> problems;
   std::stringstream in(text);
   for (std::string record; std::getline(in, record, kRecord);) {
@@ -107,6 +121,25 @@ std::vector<Problem> decode(const std::string& text) {
     problems.push_back({record.substr(0, a), record.substr(a + 1, b - a - 1), record.substr(b + 1)});
   }
   return problems;
+}
+
+std::vector<Problem> decode(const std::string& text) {
+  std::vector<Problem> problems = decodeAll(text);
+  std::erase_if(problems, [](const Problem& p) { return p.kind == kCounts; });
+  return problems;
+}
+
+DynamicCounts decodeCounts(const std::string& text) {
+  DynamicCounts counts;
+  for (const Problem& p : decodeAll(text))
+    if (p.kind == kCounts) std::istringstream(p.message) >> counts.merged >> counts.stayedStatic;
+  return counts;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
 }
 
 std::string describe(const Problem& p) { return p.kind + " under " + p.config + ": " + p.message; }
@@ -119,7 +152,11 @@ struct Result {
 };
 
 std::function<std::string()> checkWork(const Program& p, const RunOptions& r) {
-  return [p, r] { return encode(check(p, r)); };
+  return [p, r] {
+    DynamicCounts counts;
+    std::vector<Problem> problems = check(p, r, &counts);
+    return encode(problems, counts);
+  };
 }
 
 // Whether `candidate` still fails the way `original` did (same config and kind, or the
@@ -173,10 +210,16 @@ void report(const Result& r, const Options& o, const RunOptions& runAll) {
   }, o.fork ? o.minimizeBudget : 0);  // children may not fork from a process that ran Kiln
   std::ostringstream comment;
   comment << "// kiln-fuzz --seed=" << r.seed << " --programs=1"
-          << (o.gen.backward ? "" : " --no-backward") << " --max-ops=" << o.gen.maxOps << "\n"
+          << (o.gen.backward ? "" : " --no-backward") << " --max-ops=" << o.gen.maxOps
+          << (o.gen.batch ? " --modes=" + join(o.modes) + " --backends=" + join(o.backends) : "") << "\n"
           << "// minimized from " << countOps(r.program) << " to " << countOps(small) << " ops (" << tries
-          << " tries): " << last << "\n"
-          << "// Paste into regressions() in test/e2e/OpCases.cpp"
+          << " tries): " << last << "\n";
+  if (small.batch > 0) {
+    comment << "// A batch program, printed at batch " << small.batch << " (every input's dim 0); dynamic configs trace it at";
+    for (int64_t b : dynamicBatches(small)) comment << " " << b;
+    comment << ", in that order.\n";
+  }
+  comment << "// Paste into regressions() in test/e2e/OpCases.cpp"
           << (gradParams(small).empty() ? "" : " (with kiln/optim/SGD.h and //frontend:optim)") << ".\n";
   std::cout << printCase(small, "fuzz_" + std::to_string(r.seed), comment.str());
 }
@@ -185,6 +228,7 @@ int run(const Options& o) {
   setenv("KILN_CACHE_DIR", "off", 1);
   const RunOptions all = runOptions(o);
   std::vector<Result> failures;
+  DynamicCounts counts;
   std::map<pid_t, std::pair<Child, Result>> running;
   const auto start = std::chrono::steady_clock::now();
   int64_t next = 0;
@@ -195,8 +239,8 @@ int run(const Options& o) {
       r.program = generate(r.seed, o.gen);
       if (o.printPrograms) std::cout << printCase(r.program, "fuzz_" + std::to_string(r.seed), "// seed " + std::to_string(r.seed) + "\n");
       if (!o.fork) {
-        std::vector<Problem> problems = check(r.program, all);
-        r.outcome = {problems.empty() ? ChildOutcome::Passed : ChildOutcome::Failed, encode(problems)};
+        std::vector<Problem> problems = check(r.program, all, &counts);
+        r.outcome = {problems.empty() ? ChildOutcome::Passed : ChildOutcome::Failed, encode(problems, {})};
         if (!problems.empty()) failures.push_back(std::move(r));
         continue;
       }
@@ -211,6 +255,11 @@ int run(const Options& o) {
     Result r = std::move(it->second.second);
     r.outcome = it->second.first.finish(status);
     running.erase(it);
+    if (r.outcome.kind != ChildOutcome::Crashed) {
+      const DynamicCounts c = decodeCounts(r.outcome.text);
+      counts.merged += c.merged;
+      counts.stayedStatic += c.stayedStatic;
+    }
     if (r.outcome.kind != ChildOutcome::Passed) {
       std::cout << "kiln-fuzz: seed " << r.seed << " fails; minimized below" << std::endl;
       failures.push_back(std::move(r));
@@ -227,6 +276,9 @@ int run(const Options& o) {
   std::cout << "kiln-fuzz: " << o.programs << " programs, " << mismatches << " mismatches, " << crashes
             << " crashes (seeds " << o.seed << ".." << o.seed + uint64_t(std::max<int64_t>(o.programs, 1) - 1)
             << ")\n";
+  if (o.gen.batch)
+    std::cout << "kiln-fuzz: dynamic configs: " << counts.merged << " merged their two recordings, "
+              << counts.stayedStatic << " stayed static (a recording per batch size)\n";
   return mismatches + crashes == 0 ? 0 : 1;
 }
 

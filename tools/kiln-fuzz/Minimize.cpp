@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "tools/kiln-fuzz/Analysis.h"
 
@@ -20,17 +21,26 @@ Program replaceUses(Program p, int from, int to) {
   return p;
 }
 
-// Node `n` becomes a new input of the same shape and dtype, filled by `fill`.
-Program cut(Program p, int n, Fill fill) {
-  int inputs = 0;
-  for (const Node& node : p.nodes)
-    if (node.op == Op::Input) inputs = std::max(inputs, node.slot + 1);
+// Node `n` becomes a new input of the same shape and dtype, filled by `fill`. In a batch
+// program a value of fixed shape becomes state, and one whose batch is not its dim 0 alone
+// cannot be cut (inputs have the batch as dim 0).
+std::optional<Program> cut(Program p, int n, Fill fill) {
   Node& node = p.nodes[size_t(n)];
   Node leaf;
   leaf.op = Op::Input;
-  leaf.slot = inputs;
+  if (p.batch > 0) {
+    Shape input(node.shape.size(), 0), fixed = input;
+    if (!input.empty()) input[0] = 1;
+    if (node.batch == fixed) leaf.op = Op::State;
+    else if (node.batch != input) return std::nullopt;
+  }
+  int slots = 0;
+  for (const Node& other : p.nodes)
+    if (other.op == leaf.op) slots = std::max(slots, other.slot + 1);
+  leaf.slot = slots;
   leaf.fill = fill;
   leaf.shape = node.shape;
+  leaf.batch = node.batch;
   leaf.dtype = node.dtype;
   node = leaf;
   return p;
@@ -53,22 +63,24 @@ std::vector<Program> candidates(const Program& p) {
     if (isLeaf(node.op)) continue;
     for (int a : node.args) {
       const Node& arg = p.nodes[size_t(a)];
-      if (arg.shape == node.shape && arg.dtype == node.dtype) out.push_back(replaceUses(p, n, a));
+      if (arg.shape == node.shape && arg.batch == node.batch && arg.dtype == node.dtype)
+        out.push_back(replaceUses(p, n, a));
     }
     if (!isFloatingPoint(node.dtype)) continue;
-    out.push_back(cut(p, n, Fill::Normal));
-    out.push_back(cut(p, n, Fill::Positive));  // for divisors and logarithms
+    for (Fill fill : {Fill::Normal, Fill::Positive})  // Positive for divisors and logarithms
+      if (std::optional<Program> c = cut(p, n, fill)) out.push_back(std::move(*c));
   }
   return out;
 }
 
 bool sameNode(const Node& a, const Node& b) {
   return a.op == b.op && a.args == b.args && a.ints == b.ints && a.scalar == b.scalar && a.flag == b.flag &&
-         a.fill == b.fill && a.high == b.high && a.slot == b.slot && a.shape == b.shape && a.dtype == b.dtype;
+         a.fill == b.fill && a.high == b.high && a.slot == b.slot && a.shape == b.shape && a.batch == b.batch &&
+         a.dtype == b.dtype;
 }
 
 bool same(const Program& a, const Program& b) {
-  return a.backward == b.backward && a.outputs == b.outputs && a.nodes.size() == b.nodes.size() &&
+  return a.backward == b.backward && a.batch == b.batch && a.outputs == b.outputs && a.nodes.size() == b.nodes.size() &&
          std::equal(a.nodes.begin(), a.nodes.end(), b.nodes.begin(), sameNode);
 }
 
@@ -93,6 +105,7 @@ Program compact(const Program& p) {
   Program c;
   c.seed = p.seed;
   c.backward = p.backward;
+  c.batch = p.batch;
   std::vector<int> index(p.nodes.size(), -1);
   std::map<int, int> inputs, states;  // old slot to new, in order
   for (size_t n = 0; n < p.nodes.size(); ++n)
@@ -123,6 +136,7 @@ Program minimize(Program p, const std::function<bool(const Program&)>& fails, in
     for (const Program& raw : candidates(p)) {
       Program c = compact(raw);
       if (same(c, p) || !wellConditioned(c)) continue;
+      if (c.batch > 0 && inputLeaves(c).empty()) continue;  // the batch size comes from an input
       if (budget-- <= 0) break;
       if (fails(c)) {
         p = c;

@@ -36,6 +36,20 @@ std::string str(bool b) { return b ? "true" : "false"; }
 std::string str(int64_t v) { return std::to_string(v); }
 std::string dtypeName(DType d) { return d == kFloat64 ? "kFloat64" : "kFloat32"; }
 
+// Whether the size of `n`'s dim `d` follows the batch.
+bool followsBatch(const Node& n, size_t d) { return d < n.batch.size() && n.batch[d] > 0; }
+
+// A reshape's or view's sizes, those that follow the batch written in terms of B.
+std::string sizes(const Node& n) {
+  std::string out = "{";
+  for (size_t i = 0; i < n.ints.size(); ++i) {
+    std::string size = str(n.ints[i]);
+    if (n.ints[i] != -1 && followsBatch(n, i)) size = n.batch[i] == 1 ? "B" : "B * " + str(n.batch[i]);
+    out += (i ? ", " : "") + size;
+  }
+  return out + "}";
+}
+
 // An optional operand: the node's k-th argument, or an undefined tensor.
 Tensor opt(const Args& a, size_t k) { return k < a.size() ? a[k] : Tensor(); }
 std::string opt(const Texts& a, size_t k) { return k < a.size() ? a[k] : "Tensor()"; }
@@ -98,9 +112,9 @@ const OpDesc kOps[] = {
     {"addmm", [](const Node&, const Args& a) { return addmm(a[0], a[1], a[2]); },
      [](const Node&, const Texts& a) { return "addmm(" + a[0] + ", " + a[1] + ", " + a[2] + ")"; }},
     {"reshape", [](const Node& n, const Args& a) { return a[0].reshape(n.ints); },
-     [](const Node& n, const Texts& a) { return a[0] + ".reshape(" + str(n.ints) + ")"; }},
+     [](const Node& n, const Texts& a) { return a[0] + ".reshape(" + sizes(n) + ")"; }},
     {"view", [](const Node& n, const Args& a) { return a[0].view(n.ints); },
-     [](const Node& n, const Texts& a) { return a[0] + ".view(" + str(n.ints) + ")"; }},
+     [](const Node& n, const Texts& a) { return a[0] + ".view(" + sizes(n) + ")"; }},
     METHOD1("unsqueeze", unsqueeze), METHOD1("squeeze", squeeze),
     {"flatten", [](const Node& n, const Args& a) { return a[0].flatten(n.ints[0], n.ints[1]); },
      [](const Node& n, const Texts& a) { return a[0] + ".flatten(" + str(n.ints[0]) + ", " + str(n.ints[1]) + ")"; }},
@@ -200,9 +214,34 @@ std::vector<Leaf> stateLeaves(const Program& p) {
   for (const Node& n : p.nodes)
     if (n.op == Op::State) leaves[size_t(n.slot)] = {n.fill, n.shape, n.dtype, n.high, n.flag};
   if (p.backward)
-    for (int out : p.outputs)
-      leaves.push_back({Fill::Normal, p.nodes[size_t(out)].shape, p.nodes[size_t(out)].dtype, 0, false});
+    for (int out : p.outputs) {  // a weight broadcasts over dims that follow the batch
+      const Node& n = p.nodes[size_t(out)];
+      Shape shape = n.shape;
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (followsBatch(n, d)) shape[d] = 1;
+      leaves.push_back({Fill::Normal, shape, n.dtype, 0, false});
+    }
   return leaves;
+}
+
+std::vector<int64_t> dynamicBatches(const Program& p) {
+  return {p.batch, 2 * p.batch, 2, 2, 9, 9, 13, 13, kLargestBatch, kLargestBatch, 2 * p.batch, p.batch};
+}
+
+Node atBatch(Node n, int64_t b) {
+  for (size_t d = 0; d < n.shape.size(); ++d) {
+    if (!followsBatch(n, d)) continue;
+    n.shape[d] = n.batch[d] * b;
+    if ((n.op == Op::Reshape || n.op == Op::View) && n.ints[d] != -1) n.ints[d] = n.shape[d];
+  }
+  return n;
+}
+
+Program atBatch(Program p, int64_t b) {
+  if (p.batch == 0) return p;
+  p.batch = b;
+  for (Node& n : p.nodes) n = atBatch(std::move(n), b);
+  return p;
 }
 
 Tensor makeLeaf(const Leaf& leaf, uint64_t seed, std::optional<DType> as) {
@@ -290,6 +329,12 @@ std::string printCase(const Program& p, const std::string& name, const std::stri
   else
     out << "withState(\"" << name << "\", " << printMakers(inputLeaves(p)) << ",\n          "
         << printMakers(states) << ",\n          [](X x, Tensors s) {\n";
+  bool usesBatch = false;
+  for (const Node& node : p.nodes)
+    for (size_t d = 0; d < node.ints.size(); ++d)
+      usesBatch = usesBatch || ((node.op == Op::Reshape || node.op == Op::View) && node.ints[d] != -1 &&
+                                       followsBatch(node, d));
+  if (usesBatch) out << "  const int64_t B = x[0].size(0);  // the batch: every input's dim 0\n";
   if (!params.empty()) {
     out << "  optim::SGD(Tensors{";
     for (size_t i = 0; i < params.size(); ++i) out << (i ? ", " : "") << valueName(p, params[i]);

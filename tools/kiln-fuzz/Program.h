@@ -46,6 +46,9 @@ struct Node {
   int64_t high = 0;       // Fill::Ints: values in [0, high)
   int slot = 0;           // a leaf's input or state index
   Shape shape;            // the result's
+  // In a batch program, per dim of `shape`: c > 0 when its size is c times the batch
+  // size (the dim follows the batch), 0 when it is fixed. Empty: every dim is fixed.
+  Shape batch;
   DType dtype = kFloat32;
 };
 
@@ -56,7 +59,24 @@ struct Program {
   // Ends in loss = sum over outputs k of sum(out_k * w_k) with fixed random w_k (state),
   // calls backward() inside the function and returns the parameters' gradients too.
   bool backward = false;
+  // A batch program (the dynamic-shape mode): every input's dim 0 is this size, and the
+  // nodes' `batch` factors say which sizes follow it. 0: a program of fixed shapes.
+  int64_t batch = 0;
 };
+
+// The batch size of each call of a dynamic config: the program's own and twice it (so the
+// two recordings merge into a dynamic program), then 2, odd, prime and large sizes, each
+// twice: by value, the first call at a new size is the eager run jit::trace records to
+// check that the dynamic program fits that size, and only the second runs the dynamic
+// program specialized to it. Last, the two recorded sizes again.
+std::vector<int64_t> dynamicBatches(const Program& p);
+// The largest of them: the generator keeps values well-conditioned at this size.
+inline constexpr int64_t kLargestBatch = 61;
+// `p` at batch size `b`: every size that follows the batch, and the sizes reshape() and
+// view() are given, scaled to it (as code computing them from x.size(0) would).
+Program atBatch(Program p, int64_t b);
+// One node of a batch program at batch size `b` (its shape and reshape sizes).
+Node atBatch(Node n, int64_t b);
 
 bool isLeaf(Op op);
 bool isParam(const Node& node);

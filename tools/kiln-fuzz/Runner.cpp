@@ -38,6 +38,14 @@ Tensors makeState(const Program& p, std::optional<DType> as) {
   return state;
 }
 
+// The program each call runs: `p` itself, or at that call's batch size.
+std::vector<Program> programsPerCall(const Program& p, bool dynamic, int calls) {
+  if (!dynamic) return std::vector<Program>(size_t(calls), p);
+  std::vector<Program> programs;
+  for (int64_t b : dynamicBatches(p)) programs.push_back(atBatch(p, b));
+  return programs;
+}
+
 Tensors makeInputs(const Program& p, int call, std::optional<DType> as) {
   Tensors inputs;
   std::vector<Leaf> leaves = inputLeaves(p);
@@ -80,10 +88,11 @@ double normalizationGain(const Program& p, const Tensors& values) {
   return gain;
 }
 
-Calls runEager(const Program& p, int calls, std::optional<DType> as, double* gain = nullptr) {
+Calls runEager(const std::vector<Program>& programs, std::optional<DType> as, double* gain = nullptr) {
   Calls r;
-  Tensors state = makeState(p, as);
-  for (int call = 1; call <= calls; ++call) {
+  Tensors state = makeState(programs.at(0), as);
+  for (int call = 1; call <= int(programs.size()); ++call) {
+    const Program& p = programs[size_t(call - 1)];
     Tensors inputs = makeInputs(p, call, as);
     manual_seed(runSeed(call));
     Tensors values;
@@ -123,7 +132,10 @@ TracedProgram traceAny(Call fn, size_t arity, jit::TraceOptions options, std::in
 }
 
 TracedProgram traceProgram(Call fn, size_t arity, bool symbolic) {
-  return traceAny(std::move(fn), arity, {.symbolic = symbolic}, std::make_index_sequence<kMaxInputs + 1>{});
+  // A recording per batch size when a batch program's recordings do not merge.
+  const int retraces = int(dynamicBatches(Program{}).size()) + 2;
+  return traceAny(std::move(fn), arity, {.symbolic = symbolic, .max_retraces = retraces},
+                  std::make_index_sequence<kMaxInputs + 1>{});
 }
 
 // ---- comparing ---------------------------------------------------------------------------
@@ -145,56 +157,75 @@ std::string outputName(const Program& p, size_t j) {
   return "s[" + std::to_string(p.nodes[size_t(param)].slot) + "].grad()";
 }
 
+// What eager code gives for each call, and what the tolerances need.
 struct Reference {
+  std::vector<Program> programs;  // per call (a batch program at that call's size)
   Calls eager;
   std::optional<Calls> shadow32, shadow64;  // only for compiled configs
-  std::vector<Facts> facts;
+  std::vector<std::vector<Facts>> facts;    // per call
   double gain = 1;  // normalizationGain over the calls (compiled configs only)
 };
 
-Tolerance toleranceFor(const Program& p, const Reference& ref, bool bitwise, int call, size_t j, bool state) {
+Tolerance toleranceFor(const Reference& ref, bool bitwise, int call, size_t j, bool state) {
   if (bitwise) return {};
   const size_t c = size_t(call - 1);
+  const Program& p = ref.programs[c];
+  const std::vector<Facts>& facts = ref.facts[c];
   const bool forward = !state && j < p.outputs.size();
-  const int64_t length = forward ? ref.facts[size_t(p.outputs[j])].reduce : programLength(p, ref.facts);
-  bool single = forward && ref.facts[size_t(p.outputs[j])].single;
-  for (size_t n = 0; !forward && n < p.nodes.size(); ++n) single = single || ref.facts[n].single;
+  const int64_t length = forward ? facts[size_t(p.outputs[j])].reduce : programLength(p, facts);
+  bool single = forward && facts[size_t(p.outputs[j])].single;
+  for (size_t n = 0; !forward && n < p.nodes.size(); ++n) single = single || facts[n].single;
   const auto& pick = [&](const Calls& calls) -> const Tensor& { return state ? calls.state[c][j] : calls.outputs[c][j]; };
   // A gradient sums products of the forward values; one that is 0 in exact arithmetic
   // (through a normalization's mean) is rounding in units of those values, so its floor
   // is the largest value the program holds, not only what the call returned.
   double largestValue = 0;
-  for (const Facts& f : ref.facts) largestValue = std::max({largestValue, f.mag(), f.reducedMag});
+  for (const Facts& f : facts) largestValue = std::max({largestValue, f.mag(), f.reducedMag});
   // A nearly constant row's normalization magnifies that rounding by ref.gain, once in the
   // forward values and once more in their gradients.
-  const double floor = forward ? ref.facts[size_t(p.outputs[j])].reducedMag * ref.gain
+  const double floor = forward ? facts[size_t(p.outputs[j])].reducedMag * ref.gain
                                : std::max(largestMagnitude(ref.shadow64->outputs[c]), largestValue) *
                                      ref.gain * ref.gain;
   return compiledTolerance(pick(ref.eager), pick(*ref.shadow32), pick(*ref.shadow64), length,
                            single ? kFloat32 : kFloat64, floor);
 }
 
-std::optional<std::string> compareCall(const Program& p, const Reference& ref, bool bitwise, int call,
-                                       const Tensors& outputs, const Tensors& state) {
+// "call 3", with the batch size where the call has one: "call 3 (batch 2)".
+std::string callName(int call, const Program& atCall) {
+  return "call " + std::to_string(call) + (atCall.batch > 0 ? " (batch " + std::to_string(atCall.batch) + ")" : "");
+}
+
+std::optional<std::string> compareCall(const Reference& ref, bool bitwise, int call, const Tensors& outputs,
+                                       const Tensors& state) {
   const size_t c = size_t(call - 1);
-  const std::string at = "call " + std::to_string(call) + ": ";
+  const Program& p = ref.programs[c];
+  const std::string at = callName(call, p) + ": ";
   if (outputs.size() != ref.eager.outputs[c].size())
     return at + std::to_string(outputs.size()) + " outputs where eager gives " +
            std::to_string(ref.eager.outputs[c].size());
   for (size_t j = 0; j < outputs.size(); ++j) {
-    const Tolerance t = toleranceFor(p, ref, bitwise, call, j, false);
+    const Tolerance t = toleranceFor(ref, bitwise, call, j, false);
     if (std::string d = difference(outputs[j], ref.eager.outputs[c][j], t); !d.empty())
       return at + outputName(p, j) + ": " + d;
   }
   for (size_t k = 0; k < state.size(); ++k) {
-    const Tolerance t = toleranceFor(p, ref, bitwise, call, k, true);
+    const Tolerance t = toleranceFor(ref, bitwise, call, k, true);
     if (std::string d = difference(state[k], ref.eager.state[c][k], t); !d.empty())
       return at + "state s[" + std::to_string(k) + "]: " + d;
   }
   return std::nullopt;
 }
 
-std::optional<Problem> runConfig(const Program& p, const Config& config, const Reference& ref, int calls) {
+// The traced function: the program at the batch size of its inputs, as code that
+// computes its reshape sizes from x.size(0) does.
+Call programCall(const Program& p, const Tensors& state) {
+  return [p, state](const Tensors& in) {
+    return evaluate(p.batch > 0 ? atBatch(p, in.at(0).size(0)) : p, in, state);
+  };
+}
+
+std::optional<Problem> runConfig(const Program& p, const Config& config, const Reference& ref,
+                                 DynamicCounts* counts) {
   setenv("KILN_JIT_BACKEND", config.backend.c_str(), 1);
   const bool bitwise = config.backend == "INTERP";
   Tensors state = makeState(p, std::nullopt);
@@ -203,46 +234,76 @@ std::optional<Problem> runConfig(const Program& p, const Config& config, const R
   };
   TracedProgram traced;
   try {
-    traced = traceProgram([p, state](const Tensors& in) { return evaluate(p, in, state); },
-                          inputLeaves(p).size(), config.symbolic);
+    traced = traceProgram(programCall(p, state), inputLeaves(p).size(), config.symbolic);
   } catch (const std::exception& e) {
     return problem("threw", std::string("jit::trace threw: ") + e.what());
   }
-  for (int call = 1; call <= calls; ++call) {
-    Tensors inputs = makeInputs(p, call, std::nullopt), outputs;
+  bool merged = false;
+  for (int call = 1; call <= int(ref.programs.size()); ++call) {
+    const Program& atCall = ref.programs[size_t(call - 1)];
+    Tensors inputs = makeInputs(atCall, call, std::nullopt), outputs;
     manual_seed(runSeed(call));
     try {
       outputs = traced.call(inputs);
     } catch (const std::exception& e) {
-      return problem("threw", "call " + std::to_string(call) + ": " + (bitwise ? "traced" : "compiled") +
+      return problem("threw", callName(call, atCall) + ": " + (bitwise ? "traced" : "compiled") +
                                   " run threw: " + e.what());
     }
-    if (auto d = compareCall(p, ref, bitwise, call, snapshot(outputs), snapshot(state))) return problem("mismatch", *d);
+    if (auto d = compareCall(ref, bitwise, call, snapshot(outputs), snapshot(state))) return problem("mismatch", *d);
+    if (config.dynamic && call == 2) {
+      merged = traced.numTraces() == 1;
+      if (counts) ++(merged ? counts->merged : counts->stayedStatic);
+    }
   }
-  if (size_t n = traced.numTraces(); n != 1)
+  const size_t n = traced.numTraces();
+  if (!config.dynamic && n != 1)
     return problem("retraced", "recorded " + std::to_string(n) + " times; every call has the same key");
+  if (config.dynamic && merged && n != 1) {
+    std::string sizes;
+    for (const Program& atCall : ref.programs) sizes += (sizes.empty() ? "" : ", ") + std::to_string(atCall.batch);
+    return problem("retraced", "the recordings at batch " + std::to_string(ref.programs[0].batch) + " and " +
+                                   std::to_string(ref.programs[1].batch) + " merged, yet batches " + sizes +
+                                   " left " + std::to_string(n) + " recordings; the program never reads its sizes");
+  }
   return std::nullopt;
+}
+
+// Eager runs of `programs` (one per call) for the reference, with the float32 and float64
+// shadows when a compiled config compares with it.
+Reference reference(std::vector<Program> programs, bool compiled) {
+  Reference ref;
+  for (const Program& p : programs) ref.facts.push_back(analyze(p));
+  ref.eager = runEager(programs, std::nullopt);
+  if (compiled) {
+    ref.shadow32 = runEager(programs, kFloat32);
+    ref.shadow64 = runEager(programs, kFloat64, &ref.gain);
+  }
+  ref.programs = std::move(programs);
+  return ref;
 }
 
 }  // namespace
 
-std::vector<Problem> check(const Program& p, const RunOptions& options) {
-  Reference ref;
-  ref.facts = analyze(p);
-  bool compiled = false;
-  for (const Config& c : options.configs) compiled |= c.backend != "INTERP";
+std::vector<Problem> check(const Program& p, const RunOptions& options, DynamicCounts* counts) {
+  std::optional<Reference> fixed, dynamic;  // for the fixed-shape configs, and the dynamic ones
   try {
-    ref.eager = runEager(p, options.calls, std::nullopt);
-    if (compiled) {
-      ref.shadow32 = runEager(p, options.calls, kFloat32);
-      ref.shadow64 = runEager(p, options.calls, kFloat64, &ref.gain);
+    for (bool isDynamic : {false, true}) {
+      bool used = false, compiled = false;
+      for (const Config& c : options.configs)
+        if (c.dynamic == isDynamic) used = true, compiled |= c.backend != "INTERP";
+      // No configs: eager alone, to see that it runs the program (at every batch size).
+      const bool eagerOnly = options.configs.empty() && (!isDynamic || p.batch > 0);
+      if (!used && !eagerOnly) continue;
+      if (isDynamic && p.batch == 0)
+        return {{"eager", "invalid", "a dynamic config needs a batch program (generated with GenOptions::batch)"}};
+      (isDynamic ? dynamic : fixed) = reference(programsPerCall(p, isDynamic, options.calls), compiled);
     }
   } catch (const std::exception& e) {
     return {{"eager", "invalid", std::string("eager rejected the program (a generator bug): ") + e.what()}};
   }
   std::vector<Problem> problems;
   for (const Config& c : options.configs)
-    if (auto problem = runConfig(p, c, ref, options.calls)) problems.push_back(*problem);
+    if (auto problem = runConfig(p, c, *(c.dynamic ? dynamic : fixed), counts)) problems.push_back(*problem);
   return problems;
 }
 

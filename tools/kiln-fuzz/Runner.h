@@ -13,7 +13,10 @@ namespace kiln::fuzz {
 struct Config {
   std::string backend;  // "INTERP" (bitwise with eager), "MLIR" or "HALIDE" (within a tolerance)
   bool symbolic = false;
-  std::string name() const { return backend + (symbolic ? " symbolic" : " value"); }
+  // A batch program traced at two batch sizes, so that the recordings merge into a
+  // dynamic program, then called at the other sizes of dynamicBatches().
+  bool dynamic = false;
+  std::string name() const { return backend + (symbolic ? " symbolic" : " value") + (dynamic ? " dynamic" : ""); }
 };
 
 struct RunOptions {
@@ -22,14 +25,23 @@ struct RunOptions {
 };
 
 // What went wrong in one config. Kinds: "invalid" (eager rejects the program: a generator
-// bug), "threw" (the traced run threw where eager did not), "mismatch", "retraced".
+// bug), "threw" (the traced run threw where eager did not), "mismatch", "retraced" (a
+// fixed-shape config recorded more than once, or a dynamic one recorded again after its
+// recordings merged, although the program never looks at its sizes).
 struct Problem {
   std::string config;
   std::string kind;
   std::string message;
 };
 
+// Of the dynamic configs run: how many merged their two recordings into one dynamic
+// program (num_traces() 1 after the second size), and how many stayed static (a recording
+// per size: jit::trace could not generalize the program, which it may refuse to do).
+struct DynamicCounts {
+  int merged = 0, stayedStatic = 0;
+};
+
 // Every config's first problem; empty when all calls of all configs matched eager.
-std::vector<Problem> check(const Program& p, const RunOptions& options);
+std::vector<Problem> check(const Program& p, const RunOptions& options, DynamicCounts* counts = nullptr);
 
 }  // namespace kiln::fuzz
