@@ -473,6 +473,11 @@ static LogicalResult checkSliceDim(const Reporter &r, const Operand &x,
   if (start[d] < 0)
     return r.fail("'start' ", formatShape(start), " is negative in dimension ",
                   d);
+  if (stride[d] <= 0)
+    return r.fail("'stride' ", formatShape(stride),
+                  " is not positive in dimension ", d);
+  if (ShapedType::isDynamic(limit[d]))
+    return success();  // checked when the sizes are known (specialization)
   if (start[d] > limit[d])
     return r.fail("'start' ", formatShape(start), " exceeds 'limit' ",
                   formatShape(limit), " in dimension ", d);
@@ -497,13 +502,20 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       failed(checkOneEntryPerDim(r, "limit", adaptor.getLimit(), *x)) ||
       failed(checkOneEntryPerDim(r, "stride", adaptor.getStride(), *x)))
     return failure();
+  const size_t dynamic = llvm::count_if(adaptor.getLimit(), ShapedType::isDynamic);
+  if (dynamic != adaptor.getDynamicLimit().size())
+    return r.fail("'limit' ", formatShape(adaptor.getLimit()), " has ", dynamic,
+                  " dynamic entries but the op has ", adaptor.getDynamicLimit().size(),
+                  " dynamic size operands");
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < x->rank(); ++d) {
     if (failed(checkSliceDim(r, *x, adaptor, d)))
       return failure();
-    shape.push_back(llvm::divideCeil(adaptor.getLimit()[d] -
-                                         adaptor.getStart()[d],
-                                     adaptor.getStride()[d]));
+    shape.push_back(ShapedType::isDynamic(adaptor.getLimit()[d])
+                        ? ShapedType::kDynamic
+                        : llvm::divideCeil(adaptor.getLimit()[d] -
+                                               adaptor.getStart()[d],
+                                           adaptor.getStride()[d]));
   }
   types.push_back(RankedTensorType::get(shape, x->elementType()));
   return success();

@@ -297,20 +297,32 @@ def Kiln_SliceOp : Kiln_PureOp<"slice"> {
   let summary = "strided slice";
   let description = [{
     Takes elements `start[i], start[i] + stride[i], ...` below `limit[i]` in
-    every dimension `i`.
+    every dimension `i`. An entry of `limit` may be an `index` value (a
+    dynamic bound: the whole of a `?` dim, say), which makes that result dim
+    `?`; it must then be within the operand at run time.
 
     ```mlir
     %sl = kiln.slice %x, start = [0, 1], limit = [4, 3], stride = [2, 1]
         : tensor<4x3xf32>
+    %cols = kiln.slice %y, start = [0, 0], limit = [%n, 2], stride = [1, 1]
+        : tensor<?x3xf32>
     ```
   }];
-  let arguments = (ins Kiln_Tensor:$x, DenseI64ArrayAttr:$start,
-                       DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$stride);
+  let arguments = (ins Kiln_Tensor:$x, Variadic<Index>:$dynamic_limit,
+                       DenseI64ArrayAttr:$start, DenseI64ArrayAttr:$limit,
+                       DenseI64ArrayAttr:$stride);
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = [{
-    $x `,` `start` `=` $start `,` `limit` `=` $limit `,` `stride` `=` $stride
+    $x `,` `start` `=` $start `,` `limit` `=`
+    custom<DynamicIndexList>($dynamic_limit, $limit) `,` `stride` `=` $stride
     attr-dict `:` type($x)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$x, "::llvm::ArrayRef<int64_t>":$start,
+                   "::llvm::ArrayRef<int64_t>":$limit, "::llvm::ArrayRef<int64_t>":$stride), [{
+      build($_builder, $_state, x, ::mlir::ValueRange(), start, limit, stride);
+    }]>
+  ];
 }
 
 def Kiln_ConcatOp : Kiln_PureOp<"concat"> {

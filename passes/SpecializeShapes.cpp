@@ -28,7 +28,7 @@ bool isDynamic(Type type) {
 
 // The shape attribute and its index operands of the ops that take dynamic sizes.
 struct DynamicSizes {
-  StringRef attr;     // "shape" (a list) or "size" (one integer)
+  StringRef attr;     // "shape" or "limit" (a list), or "size" (one integer)
   OperandRange values;
 };
 
@@ -41,6 +41,8 @@ std::optional<DynamicSizes> dynamicSizesOf(Operation *op) {
     return DynamicSizes{"shape", rng.getDynamicShape()};
   if (auto iota = dyn_cast<IotaOp>(op))
     return DynamicSizes{"shape", iota.getDynamicShape()};
+  if (auto slice = dyn_cast<SliceOp>(op))
+    return DynamicSizes{"limit", slice.getDynamicLimit()};
   if (auto scatter = dyn_cast<ScatterAddOp>(op))
     return DynamicSizes{"size", scatter.getODSOperands(2)};
   return std::nullopt;
@@ -198,7 +200,7 @@ private:
     if (sizes.attr == "size") {
       filled = builder.getI64IntegerAttr(known.front());
     } else {
-      SmallVector<int64_t> shape(cast<DenseI64ArrayAttr>(op->getAttr("shape")).asArrayRef());
+      SmallVector<int64_t> shape(cast<DenseI64ArrayAttr>(op->getAttr(sizes.attr)).asArrayRef());
       auto next = known.begin();
       for (int64_t &entry : shape)
         if (ShapedType::isDynamic(entry))

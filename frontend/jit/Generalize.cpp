@@ -205,6 +205,7 @@ class Generalizer {
   static llvm::StringRef sizeAttribute(mlir::Operation* op) {
     if (llvm::isa<mk::ReshapeOp, mk::BroadcastInDimOp, mk::RngOp>(op)) return "shape";
     if (llvm::isa<mk::ScatterAddOp>(op)) return "size";
+    if (llvm::isa<mk::SliceOp>(op)) return "limit";
     if (llvm::isa<mk::ConstantOp>(op)) return "value";
     return "";
   }

@@ -6,7 +6,7 @@
 // constants of a dynamic length become (a splat is spread by a broadcast, which stays).
 // CHECK-LABEL: func.func @main
 // CHECK-SAME:    (%[[X:.*]]: tensor<4x6xf32>, %[[T:.*]]: tensor<24xi64>)
-// CHECK-SAME:    -> (tensor<4x3x2xf32>, tensor<4xi64>, tensor<4x6xf32>, tensor<4xf32>)
+// CHECK-SAME:    -> (tensor<4x3x2xf32>, tensor<4xi64>, tensor<4x6xf32>, tensor<4xf32>, tensor<4x4xf32>)
 // CHECK-NOT:     tensor.dim
 // CHECK-NOT:     arith.
 // CHECK-NEXT:    %[[R:.*]] = kiln.reshape %[[X]], shape = [4, 3, 2] : tensor<4x6xf32>
@@ -16,10 +16,11 @@
 // CHECK-NEXT:    %[[F:.*]] = kiln.reshape %[[X]], shape = [24] : tensor<4x6xf32>
 // CHECK-NEXT:    %[[S:.*]] = kiln.scatter_add %[[F]][%[[T]]], dim = 0, size = 4 : tensor<24xf32>, tensor<24xi64>
 // CHECK-NEXT:    %[[E:.*]] = kiln.exp %[[S]] : tensor<4xf32>
-// CHECK-NEXT:    return %[[R]], %[[I]], %[[B]], %[[E]]
+// CHECK-NEXT:    %[[L:.*]] = kiln.slice %[[X]], start = [0, 2], limit = [4, 6], stride = [1, 1] : tensor<4x6xf32>
+// CHECK-NEXT:    return %[[R]], %[[I]], %[[B]], %[[E]], %[[L]]
 // SEVEN:         kiln.constant dense<[0, 1, 2, 3, 4, 5, 6]> : tensor<7xi64>
 // SEVEN:         kiln.scatter_add {{.*}} size = 7 : tensor<42xf32>, tensor<42xi64>
-func.func @main(%x: tensor<?x6xf32>, %t: tensor<?xi64>) -> (tensor<?x3x2xf32>, tensor<?xi64>, tensor<?x6xf32>, tensor<?xf32>) {
+func.func @main(%x: tensor<?x6xf32>, %t: tensor<?xi64>) -> (tensor<?x3x2xf32>, tensor<?xi64>, tensor<?x6xf32>, tensor<?xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x6xf32>
   %c6 = arith.constant 6 : index
@@ -31,5 +32,6 @@ func.func @main(%x: tensor<?x6xf32>, %t: tensor<?xi64>) -> (tensor<?x3x2xf32>, t
   %f = kiln.reshape %x, shape = [%n6] : tensor<?x6xf32>
   %s = kiln.scatter_add %f[%t], dim = 0, size = %n : tensor<?xf32>, tensor<?xi64>
   %e = kiln.exp %s : tensor<?xf32>
-  return %r, %i, %b, %e : tensor<?x3x2xf32>, tensor<?xi64>, tensor<?x6xf32>, tensor<?xf32>
+  %l = kiln.slice %x, start = [0, 2], limit = [%n, 6], stride = [1, 1] : tensor<?x6xf32>
+  return %r, %i, %b, %e, %l : tensor<?x3x2xf32>, tensor<?xi64>, tensor<?x6xf32>, tensor<?xf32>, tensor<?x4xf32>
 }

@@ -703,8 +703,9 @@ func.func @dynamic_elementwise(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>) -> (ten
 // CHECK:         kiln.rng normal %{{.*}}, shape = [%[[N]], 2], dtype = f32, params = [0.000000e+00, 1.000000e+00] : tensor<2xi64>
 // CHECK:         kiln.scatter_add %{{.*}}[%{{.*}}], dim = 0, size = %[[N]] : tensor<?x6xf32>, tensor<?xi64>
 // CHECK:         kiln.iota dim = 0, shape = [%[[N]]], dtype = i64
+// CHECK:         kiln.slice %{{.*}}, start = [0, 1], limit = [%[[N]], 4], stride = [1, 2] : tensor<?x6xf32>
 func.func @dynamic_sizes(%x: tensor<?x6xf32>, %i: tensor<?xi64>, %key: tensor<2xi64>)
-    -> (tensor<?x3x2xf32>, tensor<?x6xf32>, tensor<?x2xf32>, tensor<?x6xf32>, tensor<?xi64>) {
+    -> (tensor<?x3x2xf32>, tensor<?x6xf32>, tensor<?x2xf32>, tensor<?x6xf32>, tensor<?xi64>, tensor<?x2xf32>) {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x6xf32>
   %r = kiln.reshape %x, shape = [%n, 3, 2] : tensor<?x6xf32>
@@ -713,5 +714,6 @@ func.func @dynamic_sizes(%x: tensor<?x6xf32>, %i: tensor<?xi64>, %key: tensor<2x
   %s, %k = kiln.rng normal %key, shape = [%n, 2], dtype = f32, params = [0.0, 1.0] : tensor<2xi64>
   %a = kiln.scatter_add %x[%i], dim = 0, size = %n : tensor<?x6xf32>, tensor<?xi64>
   %o = kiln.iota dim = 0, shape = [%n], dtype = i64
-  return %r, %b, %s, %a, %o : tensor<?x3x2xf32>, tensor<?x6xf32>, tensor<?x2xf32>, tensor<?x6xf32>, tensor<?xi64>
+  %l = kiln.slice %x, start = [0, 1], limit = [%n, 4], stride = [1, 2] : tensor<?x6xf32>
+  return %r, %b, %s, %a, %o, %l : tensor<?x3x2xf32>, tensor<?x6xf32>, tensor<?x2xf32>, tensor<?x6xf32>, tensor<?xi64>, tensor<?x2xf32>
 }

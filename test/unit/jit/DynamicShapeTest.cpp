@@ -203,6 +203,20 @@ TEST_P(DynamicShapes, SizeDependentCodeIsCaughtAtEachNewSize) {
   EXPECT_EQ(traced.num_traces(), 4u);
 }
 
+// Slices of a batch tensor along another dim (x[:, :k]) bound the batch dim by its size.
+TEST_P(DynamicShapes, SlicesAlongOtherDimsServeEveryBatchSize) {
+  auto f = [](Tensor x) { return x.slice(1, 0, 2) * 2.0 + x.slice(1, 2, 6, 2); };
+  auto traced = jit::trace(f, options());
+  traced(ones({5, 6}));
+  traced(ones({8, 6}));
+  EXPECT_EQ(traced.num_traces(), 1u);
+  for (int64_t n : {1, 3, 3, 40, 40}) {
+    Tensor x = testing::seededInput({n, 6}, uint64_t(n));
+    EXPECT_TRUE(agrees(traced(x), f(x))) << n;
+  }
+  EXPECT_EQ(traced.num_traces(), 1u);
+}
+
 // A dynamic trace dumps as a graph with ? dims that runs at any size.
 TEST_P(DynamicShapes, ADynamicTraceDumpsAndLoadsForEverySize) {
   manual_seed(4);
