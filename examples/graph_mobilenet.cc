@@ -246,8 +246,9 @@ examples::Accuracy evaluate(vision::MobileNetV2& model, data::DataLoader& loader
 
 int run(const Options& o) {
   double start = examples::ProgressBar::steadySeconds();
-  // The last batch of an epoch is short: the graph's step program merges its recordings at
-  // the two sizes into one with a dynamic batch, compiled once per size.
+  // The last batch of an epoch is short: it gets a recording of its own (training-mode
+  // batch norm bakes in constants computed from the batch size, so the two recordings do
+  // not merge into a dynamic one, as trace_mlp's do), compiled once.
   auto [trainLoader, testLoader] = loadData(o);
   if (trainLoader.size() == 0) {
     std::fprintf(stderr, "%s: fewer training examples than --batch-size\n", kProgram);
