@@ -17,6 +17,10 @@ Tensor dropout(const Tensor& x, const DropoutFuncOptions& options, const SourceL
   return kiln::dropout(x, options.p(), options.training(), loc);
 }
 
+Tensor dropout2d(const Tensor& x, const Dropout2dFuncOptions& options, const SourceLoc& loc) {
+  return kiln::dropout2d(x, options.p(), options.training(), loc);
+}
+
 Tensor gelu(const Tensor& x, const GELUFuncOptions& options, const SourceLoc& loc) {
   return kiln::gelu(x, options.approximate(), loc);
 }
@@ -37,6 +41,13 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& op
               const SourceLoc& loc) {
   return kiln::conv2d(x, weight, options.bias(), options.stride().vec(), options.padding().vec(),
                       options.dilation().vec(), options.groups(), loc);
+}
+
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const ConvTranspose2dFuncOptions& options,
+                        const SourceLoc& loc) {
+  return kiln::conv_transpose2d(x, weight, options.bias(), options.stride().vec(), options.padding().vec(),
+                                options.output_padding().vec(), options.groups(), options.dilation().vec(),
+                                loc);
 }
 
 Tensor max_pool2d(const Tensor& x, const MaxPool2dFuncOptions& options, const SourceLoc& loc) {
@@ -107,6 +118,18 @@ Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncO
   if (!rows.requires_grad()) return rows;
   Tensor keep = ne(input, pad, loc).unsqueeze(-1, loc);
   return where(keep, rows, rows.detach(), loc);
+}
+
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const BinaryCrossEntropyFuncOptions& options, const SourceLoc& loc) {
+  return kiln::binary_cross_entropy(input, target, options.weight(), options.reduction(), loc);
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options,
+                                        const SourceLoc& loc) {
+  return kiln::binary_cross_entropy_with_logits(input, target, options.weight(), options.pos_weight(),
+                                                options.reduction(), loc);
 }
 
 }  // namespace kiln::nn::functional

@@ -543,10 +543,10 @@ const OpDef kPool2d{"pool2d", "kiln.pool2d", poolShape, poolKernel, nullptr, poo
 
 namespace {
 
-Shape pair(const Shape& v, const char* what, const SourceLoc& loc) {
+Shape pair(const Shape& v, const char* what, const SourceLoc& loc, const char* op = "conv2d") {
   if (v.size() == 1) return {v[0], v[0]};
   if (v.size() == 2) return v;
-  throw ShapeError::make(loc, "conv2d", what, " must have one or two values, got ", v);
+  throw ShapeError::make(loc, op, what, " must have one or two values, got ", v);
 }
 
 }  // namespace
@@ -563,6 +563,39 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Shape s
                    {{"stride", pair(stride, "stride", loc)}, {"padding", Shape{p[0], p[0], p[1], p[1]}},
                     {"dilation", pair(dilation, "dilation", loc)}, {"groups", groups}},
                    loc);
+}
+
+// The input gradient of conv2d(y, weight) at y's size: a transposed convolution is that
+// adjoint, so it is composed from the same ops (and differentiates through them).
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Shape stride,
+                        Shape padding, Shape output_padding, int64_t groups, Shape dilation,
+                        const SourceLoc& loc) {
+  const char* name = "conv_transpose2d";
+  const Shape s = pair(stride, "stride", loc, name), p = pair(padding, "padding", loc, name);
+  const Shape op = pair(output_padding, "output_padding", loc, name);
+  const Shape d = pair(dilation, "dilation", loc, name);
+  const Shape &xs = x.sizes(), &ws = weight.sizes();
+  if (xs.size() != 4 || ws.size() != 4 || groups <= 0 || xs[1] != ws[0] || ws[0] % groups != 0)
+    throw ShapeError::make(loc, "conv_transpose2d", "input ", xs, " and weight ", ws,
+                           " do not fit groups = ", groups,
+                           " (NCHW input, weight [C, O / groups, kH, kW], C divisible by groups)");
+  Shape ys{xs[0], ws[1] * groups, 0, 0};
+  for (size_t i = 0; i < 2; ++i) {
+    if (s[i] <= 0 || d[i] <= 0 || p[i] < 0 || op[i] < 0 || op[i] >= std::max(s[i], d[i]))
+      throw ShapeError::make(loc, "conv_transpose2d", "expects positive stride ", s, " and dilation ", d,
+                             ", non-negative padding ", p, " and output_padding ", op,
+                             " smaller than stride or dilation");
+    ys[2 + i] = (xs[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (ws[2 + i] - 1) + op[i] + 1;
+  }
+  if (ys[2] <= 0 || ys[3] <= 0)
+    throw ShapeError::make(loc, "conv_transpose2d", "input ", xs, " with weight ", ws, " and padding ", p,
+                           " gives an empty output of spatial size ", Shape{ys[2], ys[3]});
+  DType dtype = promoteTypes(x.dtype(), weight.dtype());
+  if (bias.defined()) dtype = promoteTypes(dtype, bias.dtype());
+  const ops::Window win{ws[2], ws[3], s[0], s[1], d[0], d[1], p[0], p[0], p[1], p[1]};
+  Tensor y = ops::convInputGrad(convert(x, dtype, loc), convert(weight, dtype, loc), win, groups, ys, loc);
+  if (!bias.defined()) return y;
+  return add(y, convert(bias, dtype, loc).reshape({1, ys[1], 1, 1}, loc), loc);
 }
 
 namespace {

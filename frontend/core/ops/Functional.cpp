@@ -386,14 +386,23 @@ Tensor batch_norm(const Tensor& x, const Tensor& runningMean, const Tensor& runn
 // ---- losses -------------------------------------------------------------------------------
 
 namespace {
-// input - target of an elementwise loss, whose shapes must be equal.
-Tensor lossDifference(const char* op, const Tensor& input, const Tensor& target, const SourceLoc& loc) {
+// The operands of an elementwise loss: a floating input and a target of the same shape.
+void requireLossOperands(const char* op, const Tensor& input, const Tensor& target, const SourceLoc& loc) {
   requireFloating(op, "input", input, loc);
   if (input.sizes() != target.sizes())
     throw ShapeError::make(loc, op, "input has shape ", input.sizes(),
                            " but target has shape ", target.sizes(),
                            "; they must be equal (broadcasting them is almost always a bug)");
+}
+
+Tensor lossDifference(const char* op, const Tensor& input, const Tensor& target, const SourceLoc& loc) {
+  requireLossOperands(op, input, target, loc);
   return sub(input, target, loc);
+}
+
+// losses·weight where a weight is given (it broadcasts to the losses, as PyTorch's).
+Tensor weighted(const Tensor& losses, const Tensor& weight, const SourceLoc& loc) {
+  return weight.defined() ? mul(losses, weight, loc) : losses;
 }
 }  // namespace
 
@@ -418,6 +427,29 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
   Tensor quadratic = mul(mul(d, d, loc), 0.5 / beta, loc);
   Tensor linear = sub(d, 0.5 * beta, loc);
   return reduceLoss(where(lt(d, beta, loc), quadratic, linear, loc), reduction, loc);
+}
+
+// Each log clamped at -100, as PyTorch, so an input of exactly 0 or 1 gives a finite loss.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                            Reduction reduction, const SourceLoc& loc) {
+  requireLossOperands("binary_cross_entropy", input, target, loc);
+  Tensor logX = clamp(log(input, loc), -100.0, std::nullopt, loc);
+  Tensor log1mX = clamp(log(sub(1.0, input, loc), loc), -100.0, std::nullopt, loc);
+  Tensor losses = neg(add(mul(target, logX, loc), mul(sub(1.0, target, loc), log1mX, loc), loc), loc);
+  return reduceLoss(weighted(losses, weight, loc), reduction, loc);
+}
+
+// PyTorch's stable form: (1 - t)·x + (1 + (pos_weight - 1)·t)·(log(1 + e^-|x|) + max(-x, 0)).
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                                        const Tensor& pos_weight, Reduction reduction,
+                                        const SourceLoc& loc) {
+  requireLossOperands("binary_cross_entropy_with_logits", input, target, loc);
+  Tensor softplusNeg = add(log(add(exp(neg(abs(input, loc), loc), loc), 1.0, loc), loc),
+                           relu(neg(input, loc), loc), loc);
+  if (pos_weight.defined())
+    softplusNeg = mul(add(mul(sub(pos_weight, 1.0, loc), target, loc), 1.0, loc), softplusNeg, loc);
+  Tensor losses = add(mul(sub(1.0, target, loc), input, loc), softplusNeg, loc);
+  return reduceLoss(weighted(losses, weight, loc), reduction, loc);
 }
 
 Tensor nll_loss(const Tensor& logProbs, const Tensor& target, Reduction reduction,
@@ -460,16 +492,33 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, const SourceLoc& l
   return take(weight, indices, 0, loc);
 }
 
-Tensor dropout(const Tensor& x, double p, bool training, const SourceLoc& loc) {
+namespace {
+// x times a keep mask of `maskShape` (broadcast to x), scaled by 1/(1-p).
+Tensor dropoutWithMask(const char* op, const Tensor& x, double p, bool training, const Shape& maskShape,
+                       const SourceLoc& loc) {
   if (!(p >= 0.0 && p <= 1.0))
-    throw Error::make(loc, "dropout", "probability must be in [0, 1], got ", p);
+    throw Error::make(loc, op, "probability must be in [0, 1], got ", p);
   if (!x.is_floating_point())
-    throw TypeError::make(loc, "dropout", "expects a floating-point tensor, got ", x.dtype(),
+    throw TypeError::make(loc, op, "expects a floating-point tensor, got ", x.dtype(),
                           " of shape ", x.sizes());
   if (!training || p == 0.0) return x;
   if (p == 1.0) return mul(x, zeros_like(x, loc), loc);
-  Tensor keep = bernoulli(x.sizes(), 1.0 - p, TensorOptions(x.dtype()).device(x.device()), loc);
+  Tensor keep = bernoulli(maskShape, 1.0 - p, TensorOptions(x.dtype()).device(x.device()), loc);
   return mul(x, mul(keep, 1.0 / (1.0 - p), loc), loc);
+}
+}  // namespace
+
+Tensor dropout(const Tensor& x, double p, bool training, const SourceLoc& loc) {
+  return dropoutWithMask("dropout", x, p, training, x.sizes(), loc);
+}
+
+Tensor dropout2d(const Tensor& x, double p, bool training, const SourceLoc& loc) {
+  if (x.dim() != 3 && x.dim() != 4)
+    throw ShapeError::make(loc, "dropout2d", "expects a [N, C, H, W] or [C, H, W] input, got shape ",
+                           x.sizes());
+  Shape mask = x.sizes();
+  std::fill(mask.end() - 2, mask.end(), 1);
+  return dropoutWithMask("dropout2d", x, p, training, mask, loc);
 }
 
 }  // namespace kiln

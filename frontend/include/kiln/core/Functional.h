@@ -94,6 +94,19 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target,
                 Reduction reduction = Reduction::Mean, const Tensor& weight = Tensor(),
                 int64_t ignore_index = -100, const SourceLoc& loc = SourceLoc::current());
+// -weight·(target·log(input) + (1 - target)·log(1 - input)), reduced; input holds
+// probabilities, each log is clamped at -100 (as PyTorch), weight broadcasts to input.
+// The shapes must be equal, as for mse_loss.
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = Tensor(),
+                            Reduction reduction = Reduction::Mean,
+                            const SourceLoc& loc = SourceLoc::current());
+// binary_cross_entropy(sigmoid(input), target) in a form stable for large |input|;
+// pos_weight (broadcast to input, per class when it has the last dim's size) weighs the
+// positive term.
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const Tensor& weight = Tensor(), const Tensor& pos_weight = Tensor(),
+                                        Reduction reduction = Reduction::Mean,
+                                        const SourceLoc& loc = SourceLoc::current());
 // nll_loss(log_softmax(logits, class dim), target). A floating target of the logits' shape
 // holds class probabilities instead: -Σ_c weight[c]·target[c]·log_softmax[c], and Mean
 // divides by N.
@@ -107,6 +120,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target,
 // otherwise.
 Tensor dropout(const Tensor& x, double p = 0.5, bool training = true,
                const SourceLoc& loc = SourceLoc::current());
+// Channel-wise dropout (torch.dropout2d): zeroes whole [H, W] planes of a [N, C, H, W] or
+// unbatched [C, H, W] input, one draw per (n, c), and scales the rest by 1/(1-p).
+Tensor dropout2d(const Tensor& x, double p = 0.5, bool training = true,
+                 const SourceLoc& loc = SourceLoc::current());
 
 // ---- embedding ----------------------------------------------------------------------------
 // Rows of weight [V, D] picked by integer indices: shape indices.shape ++ [D]

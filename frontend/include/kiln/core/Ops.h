@@ -202,6 +202,14 @@ Tensor bmm(const Tensor& a, const Tensor& b, const SourceLoc& loc = SourceLoc::c
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
               Shape stride = {1}, Shape padding = {0}, Shape dilation = {1}, int64_t groups = 1,
               const SourceLoc& loc = SourceLoc::current());
+// The adjoint of conv2d (torch.conv_transpose2d, LibTorch's argument order): weight is
+// [C_in, C_out / groups, kH, kW], the output's size (H - 1)·stride - 2·padding +
+// dilation·(kH - 1) + output_padding + 1, output_padding < max(stride, dilation). Composed
+// of conv2d and views, so autograd and the tracer see those.
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(),
+                        Shape stride = {1}, Shape padding = {0}, Shape output_padding = {0},
+                        int64_t groups = 1, Shape dilation = {1},
+                        const SourceLoc& loc = SourceLoc::current());
 // stride {} means stride = kernel size.
 Tensor max_pool2d(const Tensor& x, Shape kernel, Shape stride = {}, Shape padding = {0},
                   const SourceLoc& loc = SourceLoc::current());

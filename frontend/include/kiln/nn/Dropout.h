@@ -1,4 +1,5 @@
-// Dropout: zeroes elements with probability p in training mode, the identity in eval mode.
+// Dropout and Dropout2d: zero elements (whole channels) with probability p in training
+// mode, the identity in eval mode.
 #pragma once
 
 #include "kiln/nn/Arg.h"
@@ -21,5 +22,18 @@ class DropoutImpl : public Module {
   DropoutOptions options;
 };
 KILN_MODULE(Dropout);
+
+using Dropout2dOptions = DropoutOptions;
+
+class Dropout2dImpl : public Module {
+ public:
+  // kiln::Error unless 0 <= p <= 1.
+  explicit Dropout2dImpl(const Dropout2dOptions& options = {});
+  // kiln::dropout2d(x, p, is_training()): x is [N, C, H, W] or [C, H, W].
+  Tensor forward(const Tensor& x, const SourceLoc& loc = SourceLoc::current());
+  void pretty_print(std::ostream& os) const override;
+  Dropout2dOptions options;
+};
+KILN_MODULE(Dropout2d);
 
 }  // namespace kiln::nn

@@ -19,10 +19,14 @@ namespace kiln::nn::functional {
 using kiln::adaptive_avg_pool2d;
 using kiln::avg_pool2d;
 using kiln::batch_norm;
+using kiln::binary_cross_entropy;
+using kiln::binary_cross_entropy_with_logits;
 using kiln::clamp;
 using kiln::conv2d;
+using kiln::conv_transpose2d;
 using kiln::cross_entropy;
 using kiln::dropout;
+using kiln::dropout2d;
 using kiln::gelu;
 using kiln::l1_loss;
 using kiln::layer_norm;
@@ -51,6 +55,10 @@ struct DropoutFuncOptions {
 Tensor dropout(const Tensor& x, const DropoutFuncOptions& options,
                const SourceLoc& loc = SourceLoc::current());
 
+using Dropout2dFuncOptions = DropoutFuncOptions;
+Tensor dropout2d(const Tensor& x, const Dropout2dFuncOptions& options,
+                 const SourceLoc& loc = SourceLoc::current());
+
 using GELUFuncOptions = GELUOptions;
 Tensor gelu(const Tensor& x, const GELUFuncOptions& options,
             const SourceLoc& loc = SourceLoc::current());
@@ -75,6 +83,17 @@ struct Conv2dFuncOptions {
 };
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Conv2dFuncOptions& options,
               const SourceLoc& loc = SourceLoc::current());
+
+struct ConvTranspose2dFuncOptions {
+  KILN_ARG(Tensor, bias);
+  KILN_ARG(ExpandingArray<2>, stride) = 1;
+  KILN_ARG(ExpandingArray<2>, padding) = 0;
+  KILN_ARG(ExpandingArray<2>, output_padding) = 0;
+  KILN_ARG(int64_t, groups) = 1;
+  KILN_ARG(ExpandingArray<2>, dilation) = 1;
+};
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const ConvTranspose2dFuncOptions& options,
+                        const SourceLoc& loc = SourceLoc::current());
 
 // stride defaults to the kernel size.
 struct Pool2dFuncOptions {
@@ -137,6 +156,15 @@ Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOption
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
                       const SmoothL1LossFuncOptions& options,
                       const SourceLoc& loc = SourceLoc::current());
+
+using BinaryCrossEntropyFuncOptions = BCELossOptions;
+using BinaryCrossEntropyWithLogitsFuncOptions = BCEWithLogitsLossOptions;
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target,
+                            const BinaryCrossEntropyFuncOptions& options,
+                            const SourceLoc& loc = SourceLoc::current());
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options,
+                                        const SourceLoc& loc = SourceLoc::current());
 
 struct EmbeddingFuncOptions {
   KILN_ARG(std::optional<int64_t>, padding_idx);

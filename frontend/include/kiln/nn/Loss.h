@@ -1,4 +1,5 @@
-// Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss and SmoothL1Loss, forward(input, target).
+// Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, SmoothL1Loss, BCELoss and
+// BCEWithLogitsLoss, forward(input, target).
 #pragma once
 
 #include "kiln/core/Functional.h"
@@ -78,5 +79,40 @@ class SmoothL1LossImpl : public Module {
   SmoothL1LossOptions options;
 };
 KILN_MODULE(SmoothL1Loss);
+
+struct BCELossOptions {
+  // Broadcast to the input; registered as the buffer "weight" when given, as PyTorch.
+  KILN_ARG(Tensor, weight);
+  KILN_ARG(Reduction, reduction) = Reduction::Mean;
+};
+
+// kiln::binary_cross_entropy(input, target, weight, reduction).
+class BCELossImpl : public Module {
+ public:
+  explicit BCELossImpl(const BCELossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target,
+                 const SourceLoc& loc = SourceLoc::current());
+  BCELossOptions options;
+  Tensor weight;
+};
+KILN_MODULE(BCELoss);
+
+struct BCEWithLogitsLossOptions {
+  // Both registered as buffers ("weight", "pos_weight") when given, as PyTorch.
+  KILN_ARG(Tensor, weight);
+  KILN_ARG(Reduction, reduction) = Reduction::Mean;
+  KILN_ARG(Tensor, pos_weight);
+};
+
+// kiln::binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction).
+class BCEWithLogitsLossImpl : public Module {
+ public:
+  explicit BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target,
+                 const SourceLoc& loc = SourceLoc::current());
+  BCEWithLogitsLossOptions options;
+  Tensor weight, pos_weight;
+};
+KILN_MODULE(BCEWithLogitsLoss);
 
 }  // namespace kiln::nn

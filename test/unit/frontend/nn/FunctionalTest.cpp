@@ -75,6 +75,21 @@ TEST(FunctionalTest, SmoothL1AndL1LossInEveryForm) {
   expectClose(L1Loss()(x, y), mean(abs(x - y)));
 }
 
+TEST(FunctionalTest, CorpusLayersInTheirOptionsForms) {
+  Tensor x = sample({2, 4, 3, 3}), w = sample({4, 2, 3, 3}, 2), b = sample({2}, 3);
+  expectClose(F::conv_transpose2d(x, w, F::ConvTranspose2dFuncOptions().bias(b).stride(2).output_padding(1)),
+              conv_transpose2d(x, w, b, {2}, {0}, {1}));
+  Tensor kept = F::dropout2d(ones({2, 3, 2, 2}), F::Dropout2dFuncOptions().p(0.5).training(false));
+  expectClose(kept, ones({2, 3, 2, 2}));
+  Tensor p = sigmoid(sample({5})), t = sigmoid(sample({5}, 4)), weight = sample({5}, 5);
+  expectClose(F::binary_cross_entropy(p, t, F::BinaryCrossEntropyFuncOptions().weight(weight).reduction(kSum)),
+              binary_cross_entropy(p, t, weight, kSum));
+  Tensor pos = sample({5}, 6);
+  expectClose(F::binary_cross_entropy_with_logits(
+                  p, t, F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(pos).reduction(kNone)),
+              binary_cross_entropy_with_logits(p, t, Tensor(), pos, kNone));
+}
+
 TEST(FunctionalTest, EmbeddingTakesInputFirst) {
   Tensor weight = sample({5, 3}).requires_grad_();
   Tensor ids = tensor(std::vector<int64_t>{0, 2, 2, 4});

@@ -140,6 +140,35 @@ TEST(Conv2dTest, PrintsAsPyTorch) {
             "Conv2d(4, 8, kernel_size=(3, 5), stride=(1, 1), dilation=(2, 2), groups=2)");
 }
 
+// ---- ConvTranspose2d --------------------------------------------------------------------------
+
+TEST(ConvTranspose2dTest, ShapesDefaultsAndInit) {
+  ConvTranspose2d up(ConvTranspose2dOptions(16, 8, 4).stride(2).padding(1));
+  EXPECT_EQ(up->weight.sizes(), (Shape{16, 8, 4, 4}));
+  EXPECT_EQ(up->bias.sizes(), (Shape{8}));
+  EXPECT_EQ(up->options.output_padding().vec(), (Shape{0, 0}));
+  EXPECT_EQ(up->options.dilation().vec(), (Shape{1, 1}));
+  expectUniform(up->weight, 1.0 / std::sqrt(8.0 * 16));  // fan_in = out · kH · kW, as PyTorch
+  Tensor x = sample({2, 16, 5, 5});
+  Tensor y = up->forward(x);
+  EXPECT_EQ(y.sizes(), (Shape{2, 8, 10, 10}));
+  expectClose(y, conv_transpose2d(x, up->weight, up->bias, {2}, {1}));
+
+  ConvTranspose2d grouped(ConvTranspose2dOptions(4, 6, {3, 2}).groups(2).stride(2).output_padding(1).bias(false));
+  EXPECT_EQ(grouped->weight.sizes(), (Shape{4, 3, 3, 2}));
+  EXPECT_FALSE(grouped->bias.defined());
+  EXPECT_EQ(grouped->forward(sample({1, 4, 3, 3})).sizes(), (Shape{1, 6, 8, 7}));
+}
+
+TEST(ConvTranspose2dTest, GroupsMustDivideChannelsAndPrintsAsPyTorch) {
+  EXPECT_THAT([] { ConvTranspose2d(ConvTranspose2dOptions(3, 4, 1).groups(2)); },
+              ThrowsMessage<Error>(HasSubstr("ConvTranspose2d: in_channels (3) must be divisible by groups (2)")));
+  EXPECT_EQ(printed(ConvTranspose2d(ConvTranspose2dOptions(100, 256, 4).bias(false))),
+            "ConvTranspose2d(100, 256, kernel_size=(4, 4), stride=(1, 1), bias=false)");
+  EXPECT_EQ(printed(ConvTranspose2d(ConvTranspose2dOptions(4, 8, 3).stride(2).padding(1).output_padding(1))),
+            "ConvTranspose2d(4, 8, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1))");
+}
+
 // ---- BatchNorm2d -----------------------------------------------------------------------------
 
 TEST(BatchNorm2dTest, DefaultsAndState) {
@@ -260,6 +289,30 @@ TEST(DropoutTest, TrainingDropsAndScalesEvalIsIdentity) {
   EXPECT_EQ(printed(Dropout(0.2)), "Dropout(p=0.2)");
   EXPECT_THAT([] { Dropout(1.5); },
               ThrowsMessage<Error>(HasSubstr("Dropout: probability must be in [0, 1], got 1.5")));
+}
+
+TEST(Dropout2dTest, DropsWholeChannelsAndScalesEvalIsIdentity) {
+  Dropout2d drop(0.25);
+  Tensor x = ones({40, 50, 3, 2});
+  Tensor y = drop->forward(x);
+  std::vector<double> v = valuesAsDouble(y);
+  int64_t dropped = 0;
+  for (size_t plane = 0; plane < 40 * 50; ++plane) {
+    const double first = v[plane * 6];
+    ASSERT_TRUE(first == 0.0 || std::abs(first - 4.0 / 3.0) < 1e-6) << first;
+    for (size_t k = 1; k < 6; ++k) ASSERT_EQ(v[plane * 6 + k], first) << "plane " << plane;
+    dropped += first == 0.0;
+  }
+  EXPECT_NEAR(double(dropped) / 2000, 0.25, 0.04);
+  EXPECT_EQ(drop->forward(ones({3, 4, 4})).sizes(), (Shape{3, 4, 4}));  // unbatched [C, H, W]
+  drop->eval();
+  EXPECT_EQ(valuesAsDouble(drop->forward(x)), std::vector<double>(12000, 1.0));
+  EXPECT_EQ(printed(Dropout2d(0.2)), "Dropout2d(p=0.2)");
+  EXPECT_THAT([] { Dropout2d(-0.5); },
+              ThrowsMessage<Error>(HasSubstr("Dropout2d: probability must be in [0, 1], got -0.5")));
+  Dropout2d training;
+  EXPECT_THAT([&] { training->forward(ones({4, 4})); },
+              ThrowsMessage<ShapeError>(HasSubstr("dropout2d: expects a [N, C, H, W] or [C, H, W] input, got shape [4, 4]")));
 }
 
 // ---- activations ---------------------------------------------------------------------------
@@ -386,6 +439,39 @@ TEST(LossTest, NLLAndMSE) {
 }
 
 // ---- autograd through modules ------------------------------------------------------------------
+
+// PyTorch 1.13's values (torch.nn.BCELoss / BCEWithLogitsLoss on the same inputs).
+TEST(LossTest, BinaryCrossEntropy) {
+  Tensor p = tensor({0.2f, 0.7f, 0.9f}), t = tensor({0.0f, 1.0f, 1.0f});
+  EXPECT_NEAR(BCELoss()->forward(p, t).item<double>(), 0.228393, 1e-6);
+  expectClose(BCELoss(BCELossOptions().reduction(kNone))->forward(p, t),
+              tensor({0.2231436f, 0.3566749f, 0.1053605f}));
+  BCELoss weighted(BCELossOptions().weight(tensor({1.0f, 2.0f, 0.0f})).reduction(kSum));
+  EXPECT_NEAR(weighted->forward(p, t).item<double>(), 0.2231436 + 2 * 0.3566749, 1e-6);
+  EXPECT_EQ(weighted->named_buffers().size(), 1u);
+  // log clamped at -100: a certain wrong answer costs 100, not inf.
+  EXPECT_EQ(binary_cross_entropy(tensor({0.0f, 1.0f}), tensor({1.0f, 0.0f})).item<double>(), 100.0);
+  EXPECT_THAT([&] { binary_cross_entropy(p, tensor({1.0f, 0.0f})); },
+              ThrowsMessage<ShapeError>(HasSubstr("binary_cross_entropy: input has shape [3] but target has shape [2]")));
+}
+
+TEST(LossTest, BinaryCrossEntropyWithLogits) {
+  Tensor x = tensor({-1.0f, 0.5f, 3.0f}), t = tensor({0.0f, 1.0f, 0.5f});
+  EXPECT_NEAR(BCEWithLogitsLoss(BCEWithLogitsLossOptions().reduction(kSum))->forward(x, t).item<double>(),
+              2.3359260, 1e-6);
+  BCEWithLogitsLoss positive(BCEWithLogitsLossOptions().pos_weight(tensor({2.0f})).reduction(kNone));
+  expectClose(positive->forward(x, t), tensor({0.3132617f, 0.9481540f, 1.5728810f}));
+  EXPECT_EQ(positive->named_buffers().size(), 1u);
+  // Stable where sigmoid saturates: BCE of sigmoid(±40) would take log(0).
+  expectClose(binary_cross_entropy_with_logits(tensor({40.0f, -40.0f}), tensor({0.0f, 1.0f}), Tensor(),
+                                               Tensor(), kNone),
+              tensor({40.0f, 40.0f}));
+  Tensor logits = sample({4, 3});
+  expectClose(binary_cross_entropy_with_logits(logits, sigmoid(sample({4, 3}, 2))),
+              binary_cross_entropy(sigmoid(logits), sigmoid(sample({4, 3}, 2))));
+  EXPECT_THAT([&] { binary_cross_entropy_with_logits(x, zeros({3, 1})); },
+              ThrowsMessage<ShapeError>(HasSubstr("binary_cross_entropy_with_logits: input has shape [3]")));
+}
 
 TEST(LayersTest, GradientsReachEveryParameter) {
   Sequential model(Conv2d(Conv2dOptions(3, 4, 3).padding(1)), BatchNorm2d(4), ReLU6(),
