@@ -616,11 +616,11 @@ Tensor pool(const char* kind, const Tensor& x, Shape kernel, Shape stride, Shape
 
 }  // namespace
 
-Tensor max_pool2d(const Tensor& x, Shape kernel, Shape stride, Shape padding, const SourceLoc& loc) {
+Tensor max_pool2d(const Tensor& x, Dims kernel, Dims stride, Dims padding, const SourceLoc& loc) {
   return pool("max", x, std::move(kernel), std::move(stride), std::move(padding), loc);
 }
 
-Tensor avg_pool2d(const Tensor& x, Shape kernel, Shape stride, Shape padding, const SourceLoc& loc) {
+Tensor avg_pool2d(const Tensor& x, Dims kernel, Dims stride, Dims padding, const SourceLoc& loc) {
   return pool("avg", x, std::move(kernel), std::move(stride), std::move(padding), loc);
 }
 

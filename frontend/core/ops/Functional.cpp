@@ -457,6 +457,11 @@ Tensor nll_loss(const Tensor& logProbs, const Tensor& target, Reduction reductio
   return nllLoss("nll_loss", logProbs, target, reduction, weight, ignoreIndex, loc);
 }
 
+Tensor nll_loss(const Tensor& logProbs, const Tensor& target, const Tensor& weight, Reduction reduction,
+                int64_t ignoreIndex, const SourceLoc& loc) {
+  return nllLoss("nll_loss", logProbs, target, reduction, weight, ignoreIndex, loc);
+}
+
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, Reduction reduction,
                      const Tensor& weight, int64_t ignoreIndex, const SourceLoc& loc) {
   requireFloating("cross_entropy", "input", logits, loc);

@@ -3,6 +3,7 @@
 // namespace alias plus LibTorch's macro names; docs/LIBTORCH.md lists what still differs.
 #pragma once
 
+#include <cmath>  // LibTorch programs use std::isnan without including it
 #include <optional>
 
 #include "kiln/kiln.h"
@@ -20,3 +21,6 @@ using std::optional;
 #define TORCH_MODULE_IMPL(Name, ImplType) KILN_MODULE_IMPL(Name, ImplType)
 // TORCH_ARG(double, lr) = 0.1; in an options struct.
 #define TORCH_ARG(T, name) KILN_ARG(T, name)
+// AT_ASSERT(cond), as LibTorch's examples check a loss: a kiln::Error naming the condition.
+#define AT_ASSERT(cond) \
+  ((cond) ? void(0) : throw ::kiln::Error::make(::kiln::SourceLoc::current(), "AT_ASSERT", #cond " failed"))

@@ -107,6 +107,10 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
                                         const Tensor& weight = Tensor(), const Tensor& pos_weight = Tensor(),
                                         Reduction reduction = Reduction::Mean,
                                         const SourceLoc& loc = SourceLoc::current());
+// LibTorch's argument order, weight before reduction: nll_loss(out, target, {}, kSum).
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight,
+                Reduction reduction = Reduction::Mean, int64_t ignore_index = -100,
+                const SourceLoc& loc = SourceLoc::current());
 // nll_loss(log_softmax(logits, class dim), target). A floating target of the logits' shape
 // holds class probabilities instead: -Σ_c weight[c]·target[c]·log_softmax[c], and Mean
 // divides by N.

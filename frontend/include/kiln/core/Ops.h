@@ -210,10 +210,11 @@ Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bia
                         Shape stride = {1}, Shape padding = {0}, Shape output_padding = {0},
                         int64_t groups = 1, Shape dilation = {1},
                         const SourceLoc& loc = SourceLoc::current());
-// stride {} means stride = kernel size.
-Tensor max_pool2d(const Tensor& x, Shape kernel, Shape stride = {}, Shape padding = {0},
+// stride {} means stride = kernel size. Sizes are Dims, so `max_pool2d(x, 2)` reads as
+// LibTorch's.
+Tensor max_pool2d(const Tensor& x, Dims kernel, Dims stride = {}, Dims padding = {0},
                   const SourceLoc& loc = SourceLoc::current());
-Tensor avg_pool2d(const Tensor& x, Shape kernel, Shape stride = {}, Shape padding = {0},
+Tensor avg_pool2d(const Tensor& x, Dims kernel, Dims stride = {}, Dims padding = {0},
                   const SourceLoc& loc = SourceLoc::current());
 Tensor adaptive_avg_pool2d(const Tensor& x, Shape output, const SourceLoc& loc = SourceLoc::current());
 

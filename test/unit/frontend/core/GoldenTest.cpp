@@ -167,7 +167,7 @@ const std::map<std::string, OpFn>& opTable() {
       return conv2d(x[0], x[1], x.size() > 2 ? x[2] : Tensor(), c.listAttr("stride"), c.listAttr("padding"),
                     c.listAttr("dilation"), c.intAttr("groups"));
     };
-    using Pool = Tensor (*)(const Tensor&, Shape, Shape, Shape, const SourceLoc&);
+    using Pool = Tensor (*)(const Tensor&, Dims, Dims, Dims, const SourceLoc&);
     for (auto [name, fn] : std::vector<std::pair<const char*, Pool>>{{"max_pool2d", max_pool2d},
                                                                    {"avg_pool2d", avg_pool2d}})
       t[name] = [fn](const GoldenCase& c, const std::vector<Tensor>& x) {  // stride= (empty): the kernel

@@ -90,6 +90,17 @@ TEST(FunctionalTest, CorpusLayersInTheirOptionsForms) {
               binary_cross_entropy_with_logits(p, t, Tensor(), pos, kNone));
 }
 
+// LibTorch's spellings that pytorch/examples cpp/mnist uses.
+TEST(FunctionalTest, LibTorchArgumentOrders) {
+  Tensor logp = log_softmax(sample({4, 3}), 1), target = tensor({0L, 2L, 1L, 2L});
+  Tensor weight = sigmoid(sample({3}, 2));
+  expectClose(nll_loss(logp, target, /*weight=*/{}, Reduction::Sum), nll_loss(logp, target, kSum));
+  expectClose(nll_loss(logp, target, weight), nll_loss(logp, target, kMean, weight));
+  Tensor x = sample({1, 2, 4, 6});
+  expectClose(max_pool2d(x, 2), max_pool2d(x, {2, 2}, {2, 2}));
+  expectClose(avg_pool2d(x, 2, 1), avg_pool2d(x, {2, 2}, {1, 1}));
+}
+
 TEST(FunctionalTest, EmbeddingTakesInputFirst) {
   Tensor weight = sample({5, 3}).requires_grad_();
   Tensor ids = tensor(std::vector<int64_t>{0, 2, 2, 4});
