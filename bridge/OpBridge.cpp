@@ -328,4 +328,13 @@ std::string formatLocation(mlir::Location loc) {
       .str();
 }
 
+CapturedDiagnostics::CapturedDiagnostics(mlir::MLIRContext* context)
+    : handler_(context, [this](mlir::Diagnostic& diag) {
+        if (diag.getSeverity() != mlir::DiagnosticSeverity::Error) return mlir::success();
+        std::string line = formatLocation(diag.getLocation()) + ": " + diag.str();
+        if (first_.empty()) first_ = line;
+        all_ += line + "\n";
+        return mlir::success();
+      }) {}
+
 }  // namespace kiln::bridge

@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/ValueRange.h"
@@ -90,5 +91,18 @@ std::vector<std::string_view> mappedAttributes(std::string_view kilnOp);
 // "file:line:col" for a FileLineColLoc (or the first one inside a name, call-site or fused
 // location), else "unknown location".
 std::string formatLocation(mlir::Location loc);
+
+// Collects the error diagnostics `context` reports while it lives, each as
+// "file:line:col: message", instead of printing them.
+class CapturedDiagnostics {
+ public:
+  explicit CapturedDiagnostics(mlir::MLIRContext* context);
+  const std::string& first() const { return first_; }  // "" if none
+  const std::string& all() const { return all_; }      // one per line
+
+ private:
+  std::string first_, all_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
 
 }  // namespace kiln::bridge

@@ -5,7 +5,6 @@
 
 #include "bridge/OpBridge.h"
 #include "kiln/core/Log.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "passes/SpecializeShapes.h"
 
@@ -28,18 +27,13 @@ mlir::OwningOpRef<mlir::ModuleOp> specializedCopy(mlir::func::FuncOp main,
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(main.getLoc());
   auto func = main.clone();
   module->push_back(func);
-  std::string problem;
-  mlir::ScopedDiagnosticHandler handler(main.getContext(), [&](mlir::Diagnostic& diag) {
-    if (problem.empty() && diag.getSeverity() == mlir::DiagnosticSeverity::Error)
-      problem = bridge::formatLocation(diag.getLocation()) + ": " + diag.str();
-    return mlir::success();
-  });
+  bridge::CapturedDiagnostics diagnostics(main.getContext());
   llvm::SmallVector<llvm::SmallVector<int64_t>> sizes;
   for (const Shape& shape : shapes) sizes.emplace_back(shape.begin(), shape.end());
   if (mlir::failed(mlir::kiln::specializeShapes(func, sizes)) || mlir::failed(mlir::verify(func)))
     throw ShapeError::make(loc, op, what, ": the arguments' shapes (", shapesText(shapes),
                            ") do not fit the program: ",
-                           problem.empty() ? "it does not verify" : problem);
+                           diagnostics.first().empty() ? "it does not verify" : diagnostics.first());
   return module;
 }
 

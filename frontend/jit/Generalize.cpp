@@ -11,7 +11,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "passes/SpecializeShapes.h"
 #include "llvm/ADT/DenseMap.h"
@@ -236,13 +235,9 @@ class Generalizer {
         if (auto* why = std::get_if<std::string>(&rebuilt)) return *why;
         od = std::get<mlir::Operation*>(rebuilt);
       } else {
-        std::string diagnostics;
-        mlir::ScopedDiagnosticHandler handler(d_.getContext(), [&](mlir::Diagnostic& diag) {
-          diagnostics += diag.str();
-          return mlir::success();
-        });
+        bridge::CapturedDiagnostics diagnostics(d_.getContext());
         if (mlir::failed(mk::refineResultTypes(od)))
-          return where(od) + " does not take the dynamic sizes: " + diagnostics;
+          return where(od) + " does not take the dynamic sizes: " + diagnostics.first();
       }
       for (auto [r, types] : llvm::enumerate(llvm::zip_equal(oa->getResultTypes(), ob->getResultTypes(),
                                                              od->getResultTypes()))) {
@@ -263,12 +258,9 @@ class Generalizer {
     auto ret = llvm::cast<mlir::func::ReturnOp>(body.getTerminator());
     d_.setFunctionType(mlir::FunctionType::get(d_.getContext(), body.getArgumentTypes(),
                                                ret.getOperandTypes()));
-    std::string diagnostics;
-    mlir::ScopedDiagnosticHandler handler(d_.getContext(), [&](mlir::Diagnostic& diag) {
-      diagnostics += bridge::formatLocation(diag.getLocation()) + ": " + diag.str() + "\n";
-      return mlir::success();
-    });
-    if (mlir::failed(mlir::verify(d_))) return "the dynamic program does not verify: " + diagnostics;
+    bridge::CapturedDiagnostics diagnostics(d_.getContext());
+    if (mlir::failed(mlir::verify(d_)))
+      return "the dynamic program does not verify: " + diagnostics.all();
     return "";
   }
 
@@ -382,14 +374,10 @@ class Generalizer {
       state.addAttribute(attr.getName(), attr.getName() == name ? filled : attr.getValue());
     state.addTypes(od->getResultTypes());
     mlir::Operation* made = builder_.create(state);
-    std::string diagnostics;
-    mlir::ScopedDiagnosticHandler handler(d_.getContext(), [&](mlir::Diagnostic& diag) {
-      diagnostics += diag.str();
-      return mlir::success();
-    });
+    bridge::CapturedDiagnostics diagnostics(d_.getContext());
     if (mlir::failed(mk::refineResultTypes(made))) {
       made->erase();
-      return where(od) + " does not take the dynamic sizes: " + diagnostics;
+      return where(od) + " does not take the dynamic sizes: " + diagnostics.first();
     }
     return replace(od, made);
   }
@@ -453,13 +441,10 @@ std::string specializationDifference(mlir::func::FuncOp dynamic, mlir::func::Fun
   llvm::SmallVector<llvm::SmallVector<int64_t>> shapes;
   for (mlir::Type type : recorded.getArgumentTypes())
     shapes.emplace_back(llvm::cast<mlir::RankedTensorType>(type).getShape());
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(dynamic.getContext(), [&](mlir::Diagnostic& diag) {
-    diagnostics += diag.str();
-    return mlir::success();
-  });
+  bridge::CapturedDiagnostics diagnostics(dynamic.getContext());
   if (mlir::failed(mk::specializeShapes(copy, shapes)))
-    return "the dynamic program does not specialize to the recording's sizes: " + diagnostics;
+    return "the dynamic program does not specialize to the recording's sizes: " +
+           diagnostics.first();
   normalize(expected);
   normalize(copy);
   if (std::string diff = programDifference(expected, copy); !diff.empty())

@@ -55,6 +55,13 @@ std::string dimsText(const std::vector<std::vector<int>>& symbols) {
   return text;
 }
 
+// The shapes of a call's tensor inputs.
+std::vector<Shape> inputShapes(const CallKey& key) {
+  std::vector<Shape> shapes;
+  for (const TensorMeta& input : key.inputs) shapes.push_back(input.shape);
+  return shapes;
+}
+
 // "[64, 784], [64]"
 std::string dimsText(const std::vector<Shape>& shapes) {
   std::string text;
@@ -226,9 +233,7 @@ struct TracedCore::Impl {
     // recording it turns out to be (a size 1 recorded before the merge).
     auto absorb = [&](Entry& other, mlir::OwningOpRef<mlir::ModuleOp> module,
                       std::shared_ptr<const runtime::Program> program) {
-      std::vector<Shape> shapes;
-      for (const TensorMeta& input : other.key.inputs) shapes.push_back(input.shape);
-      entry.verified.insert(std::move(shapes));
+      entry.verified.insert(inputShapes(other.key));
       if (!dynamic) return;
       std::vector<Shape> arguments = argumentShapes(*module->getOps<mlir::func::FuncOp>().begin());
       dynamic->addSpecialization(std::move(arguments), std::move(module), std::move(program),
@@ -566,9 +571,8 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
     // A dynamic entry serves a new size only after the function, recorded at that size,
     // turns out to be the dynamic program specialized to it: C++ code that branches on a
     // size cannot be seen otherwise. By value, the recording is this call's eager run.
-    std::vector<Shape> shapes;
-    if (entry && !entry->symbols.empty())
-      for (const TensorMeta& input : key.inputs) shapes.push_back(input.shape);
+    const std::vector<Shape> shapes =
+        entry && !entry->symbols.empty() ? inputShapes(key) : std::vector<Shape>{};
     if (entry && !entry->symbols.empty() && !entry->verified.count(shapes)) {
       auto [recorded, eagerOutputs] = impl.record(inputs, key, body);
       std::string difference =
