@@ -589,7 +589,10 @@ def Kiln_FusionOp : Kiln_Op<"fusion", [
     }
     ```
   }];
-  let arguments = (ins Variadic<Kiln_Tensor>:$inputs);
+  // Index inputs are sizes of a program with `?` dims (tensor.dim of the
+  // host's values and arith on them), which the body's dynamic size operands
+  // read; a kernel outlined from it takes them as index arguments.
+  let arguments = (ins Variadic<AnyTypeOf<[Kiln_Tensor, Index]>>:$inputs);
   let results = (outs Variadic<Kiln_Tensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

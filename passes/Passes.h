@@ -79,6 +79,9 @@ int64_t byteSize(ShapedType type);
 struct CpuPipelineOptions {
   bool fuse = true;             // kiln-fuse on: off, every op is its own host op or kernel
   unsigned fuseMaxInputs = 16;  // kiln-fuse's max-inputs
+  // kiln-plan-memory last; off for a program with `?` dims, whose plan is made per call
+  // shape after kernels are outlined (runtime/cpu/GenericProgram).
+  bool planMemory = true;
 };
 void buildCpuPlanningPipeline(OpPassManager &pm, const CpuPipelineOptions &options = {});
 // What the runtime chooses about the lowering: kiln-lower-host's time-kernels.
@@ -86,6 +89,12 @@ struct CpuLoweringOptions {
   bool timeKernels = false;
 };
 void buildCpuLoweringPipeline(OpPassManager &pm, const CpuLoweringOptions &options = {});
+// The kernel half of kiln-cpu-pipeline for a module holding only fusion kernels whose
+// tensors may have `?` dims (docs/ARCHITECTURE.md, "Dynamic shapes"): buffers are passed
+// as MLIR memref descriptors (sizes and strides travel with them) rather than as bare
+// pointers, and each kernel marked `llvm.emit_c_interface` gets its `_mlir_ciface_`
+// wrapper. Size (index) arguments stay i64 arguments.
+void buildCpuDynamicKernelPipeline(OpPassManager &pm);
 // The external models the CPU pipeline's bufferization needs in the context.
 void registerCpuPipelineDependencies(DialectRegistry &registry);
 

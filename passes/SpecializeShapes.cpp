@@ -11,7 +11,9 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "passes/Passes.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace mlir::kiln {
@@ -75,7 +77,8 @@ DenseElementsAttr iotaElements(RankedTensorType type, int64_t dim) {
 
 class Specializer {
 public:
-  explicit Specializer(func::FuncOp func) : func(func), builder(func.getContext()) {}
+  Specializer(func::FuncOp func, KernelSizes *kernelSizes)
+      : func(func), builder(func.getContext()), kernelSizes(kernelSizes) {}
 
   LogicalResult run(ArrayRef<SmallVector<int64_t>> shapes) {
     Block &body = func.getBody().front();
@@ -95,6 +98,11 @@ public:
         if (failed(evaluate(&op)))
           return failure();
         indexOps.push_back(&op);
+        continue;
+      }
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        if (failed(specializeCall(call)))
+          return failure();
         continue;
       }
       std::optional<DynamicSizes> sizes = dynamicSizesOf(&op);
@@ -118,6 +126,53 @@ public:
   }
 
 private:
+  // A call of a kernel outlined from the program (kiln-outline-kernels): the kernel is
+  // specialized to the call's operand shapes, its size arguments become constants and
+  // are dropped from both, and their values are kept in `kernelSizes`.
+  LogicalResult specializeCall(func::CallOp call) {
+    auto module = func->getParentOfType<ModuleOp>();
+    auto callee = module ? module.lookupSymbol<func::FuncOp>(call.getCallee()) : nullptr;
+    if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock())
+      return call.emitOpError("calls @") << call.getCallee()
+                                         << ", which is no kernel of this module";
+    if (!specializedCallees.insert(callee).second)
+      return call.emitOpError("calls @") << call.getCallee()
+                                         << " a second time; each call needs its own kernel";
+    Block &entry = callee.getBody().front();
+    OpBuilder inKernel = OpBuilder::atBlockBegin(&entry);
+    SmallVector<int64_t> sizes;
+    SmallVector<SmallVector<int64_t>> shapes;
+    llvm::BitVector erased(entry.getNumArguments());
+    SmallVector<Value> kept;
+    for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+      if (operand.getType().isIndex()) {
+        std::optional<int64_t> value = valueOf(operand);
+        if (!value)
+          return call.emitOpError("passes a size that is not computed from argument sizes");
+        sizes.push_back(*value);
+        Value constant = arith::ConstantIndexOp::create(inKernel, call.getLoc(), *value);
+        entry.getArgument(i).replaceAllUsesWith(constant);
+        erased.set(i);
+        continue;
+      }
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (!type || !type.hasStaticShape())
+        return call.emitOpError("operand ") << i << " has no static shape to specialize to";
+      shapes.emplace_back(type.getShape());
+      kept.push_back(operand);
+    }
+    if (failed(callee.eraseArguments(erased)))
+      return failure();
+    call->setOperands(kept);
+    if (failed(Specializer(callee, nullptr).run(shapes)))
+      return failure();
+    for (auto [result, type] : llvm::zip_equal(call.getResults(), callee.getResultTypes()))
+      result.setType(type);
+    if (kernelSizes)
+      (*kernelSizes)[callee.getSymName()] = std::move(sizes);
+    return success();
+  }
+
   LogicalResult setArgument(BlockArgument argument, ArrayRef<int64_t> shape) {
     auto type = dyn_cast<RankedTensorType>(argument.getType());
     if (!type)
@@ -238,7 +293,9 @@ private:
 
   func::FuncOp func;
   OpBuilder builder;
+  KernelSizes *kernelSizes;
   llvm::DenseMap<Value, int64_t> values;
+  llvm::SmallPtrSet<Operation *, 16> specializedCallees;
 };
 
 // "64x784,64,x" (an empty entry: a rank-0 argument) as one shape per argument.
@@ -315,10 +372,11 @@ bool hasDynamicShapes(func::FuncOp func) {
   return dynamic;
 }
 
-LogicalResult specializeShapes(func::FuncOp func, ArrayRef<SmallVector<int64_t>> shapes) {
+LogicalResult specializeShapes(func::FuncOp func, ArrayRef<SmallVector<int64_t>> shapes,
+                               KernelSizes *kernelSizes) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitOpError("has no single-block body to specialize");
-  return Specializer(func).run(shapes);
+  return Specializer(func, kernelSizes).run(shapes);
 }
 
 } // namespace mlir::kiln

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::kiln {
 
@@ -27,7 +28,15 @@ LogicalResult refineResultTypes(Operation *op);
 // sizes are kept as they are apart from their types. Fails with a diagnostic at the op
 // when a shape does not fit its argument (rank, a static dim) or the sizes do not fit an
 // op (a reshape's element count, a negative size, operands that disagree).
-LogicalResult specializeShapes(func::FuncOp func, ArrayRef<SmallVector<int64_t>> shapes);
+//
+// `func` may also be a host function whose kernels kiln-outline-kernels outlined: each
+// kernel it calls (once; a kernel called twice is an error) is specialized to the call's
+// operand shapes, and the sizes the call passed as index operands become constants in the
+// kernel and leave both signatures; `kernelSizes`, if given, receives them per kernel, in
+// order (what a kernel compiled once for `?` dims is called with).
+using KernelSizes = llvm::StringMap<SmallVector<int64_t>>;
+LogicalResult specializeShapes(func::FuncOp func, ArrayRef<SmallVector<int64_t>> shapes,
+                               KernelSizes *kernelSizes = nullptr);
 
 } // namespace mlir::kiln
 

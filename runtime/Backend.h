@@ -40,6 +40,19 @@ class Program {
   virtual bool compiled() const = 0;
 };
 
+// A program with `?` dims compiled once for all sizes (docs/ARCHITECTURE.md, "Dynamic
+// shapes"): each call's shapes only bind sizes (the kernels take them at run time) and
+// plan memory; nothing is compiled again.
+class ShapeGenericProgram {
+ public:
+  virtual ~ShapeGenericProgram() = default;
+  // The program for arguments of `shapes`: a ShapeError naming `op`, `what` and the first op
+  // the sizes do not fit.
+  virtual std::shared_ptr<const Program> instantiate(const std::vector<Shape>& shapes,
+                                                     std::string_view op, std::string_view what,
+                                                     const SourceLoc& loc) const = 0;
+};
+
 // What the frontend's CompileOptions say, in the runtime's terms (validated).
 struct CompileRequest {
   bool fuse = true;             // kiln-fuse groups ops into kernels
@@ -68,6 +81,14 @@ class Backend {
                                                  const CompileRequest& request,
                                                  std::string_view op,
                                                  const SourceLoc& loc) const = 0;
+  // `main` (with `?` dims) compiled once for every size, or null with `why` set where this
+  // backend cannot (runtime::DynamicProgram then compiles one static program per shape).
+  virtual std::shared_ptr<const ShapeGenericProgram> compileGeneric(
+      mlir::func::FuncOp main, const CallbackTable* callbacks, const CompileRequest& request,
+      std::string_view op, const SourceLoc& loc, std::string& why) const {
+    why = std::string(name()) + " compiles one program per shape";
+    return nullptr;
+  }
 };
 
 // The backends of this build, in the order they are listed (runtime/Backends.cpp).

@@ -77,6 +77,29 @@ std::shared_ptr<const Program> DynamicProgram::programFor(std::span<const Tensor
     }
   std::vector<Shape> shapes;
   for (const Tensor& argument : arguments) shapes.push_back(argument.sizes());
+  if (!triedGeneric_) {
+    triedGeneric_ = true;
+    std::string why;
+    try {
+      generic_ = selection_.backend->compileGeneric(main_, callbacks_, request_, op_, loc, why);
+    } catch (const CompileError& error) {
+      if (selection_.requested) throw;
+      why = error.what();
+    }
+    if (generic_)
+      ++numCompiled_;
+    else if (logEnabled("compile"))
+      std::cerr << "kiln: " << what_ << " is compiled once per shape: " << why << "\n";
+  }
+  if (generic_) {
+    std::shared_ptr<const Program> program = generic_->instantiate(shapes, op_, what_, loc);
+    if (logEnabled("compile"))
+      std::cerr << "kiln: " << what_ << " planned for shapes (" << shapesText(shapes)
+                << ") without compiling\n";
+    cache_.push_front({std::move(shapes), nullptr, program, nullptr});
+    if (cache_.size() > kMaxSpecializations) cache_.pop_back();
+    return program;
+  }
   mlir::OwningOpRef<mlir::ModuleOp> module = specializedCopy(main_, shapes, op_, what_, loc);
   auto func = *module->getOps<mlir::func::FuncOp>().begin();
   std::shared_ptr<const Program> program =

@@ -48,7 +48,8 @@ class DynamicProgram final : public Program {
                          std::shared_ptr<const Program> program,
                          std::shared_ptr<const void> keepAlive = nullptr) const;
 
-  // How many specializations were compiled (not added), for tests and KILN_LOG.
+  // How many programs were compiled (not added): the one for all sizes where the backend
+  // makes one (shapes then only plan), else one per shape. For tests and KILN_LOG.
   size_t numCompiled() const;
 
  private:
@@ -70,6 +71,10 @@ class DynamicProgram final : public Program {
   mutable std::mutex mutex_;
   mutable std::list<Specialization> cache_;  // most recently used first
   mutable size_t numCompiled_ = 0;
+  // The backend's one compile for all sizes (Backend::compileGeneric), tried at the first
+  // shape no specialization serves; null where the backend cannot.
+  mutable bool triedGeneric_ = false;
+  mutable std::shared_ptr<const ShapeGenericProgram> generic_;
 };
 
 }  // namespace kiln::runtime

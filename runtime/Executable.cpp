@@ -95,20 +95,6 @@ std::string buildIdentity() {
   return DiskCache::fileIdentityOf(reinterpret_cast<const void*>(&kiln_rt_host_op));
 }
 
-// LLVM's optimization level for kernels and host code: O2, because O3 measurably gained
-// nothing on the traced training steps and cost 1.7x the compile time (bench/opt_levels;
-// docs/ARCHITECTURE.md, "Kernels are compiled at O2").
-constexpr unsigned kLlvmOptLevel = 2;
-
-// KILN_LLVM_OPT=0..3, read at each compile, overrides kLlvmOptLevel: a knob for measuring
-// what a level gains (bench/opt_levels), part of the key.
-unsigned llvmOptLevel(std::string_view op, const SourceLoc& loc) {
-  const std::string_view value = std::getenv("KILN_LLVM_OPT") ? std::getenv("KILN_LLVM_OPT") : "";
-  if (value.empty()) return kLlvmOptLevel;
-  if (value.size() == 1 && value[0] >= '0' && value[0] <= '3') return unsigned(value[0] - '0');
-  throw CompileError::make(loc, op, "KILN_LLVM_OPT is '", value, "'; it takes 0, 1, 2 or 3");
-}
-
 std::string optionsKey(const mlir::kiln::CpuPipelineOptions& options, unsigned optLevel,
                        const mlir::kiln::CpuLoweringOptions& lowering) {
   return "fuse=" + std::to_string(options.fuse) + ";max-inputs=" +

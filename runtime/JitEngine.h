@@ -32,6 +32,10 @@ struct HostTarget {
 // Functions of the process compiled code may call, by symbol name.
 using RuntimeSymbols = std::vector<std::pair<std::string, void*>>;
 
+// LLVM's optimization level for compiled kernels and host code: O2, or KILN_LLVM_OPT=0..3
+// (read at each compile; any other value is a CompileError naming `op`).
+unsigned llvmOptLevel(std::string_view op, const SourceLoc& loc);
+
 class JitEngine {
  public:
   // Translates `module` (LLVM dialect only) to LLVM IR, optimizes it at O3 for the host

@@ -183,8 +183,9 @@ struct TracedCore::Impl {
       return detached(std::move(outputs));
     }
     warmUpKey.reset();
-    compile(*recorded);
-    makeDynamic(*recorded);
+    // A recording that merges into a dynamic one is not compiled for its own shapes: the
+    // dynamic program serves them (compiled once for all sizes where the backend can).
+    if (!makeDynamic(*recorded)) compile(*recorded);
     if (eagerOutputs) {  // recorded by value: already ran
       keepBoundGrads(recorded->recording);
       return std::move(*eagerOutputs);
@@ -192,12 +193,13 @@ struct TracedCore::Impl {
     return run(*recorded, inputs);
   }
 
-  // After `entry` was recorded and compiled: if an earlier static recording differs from
-  // it only in input sizes, the two become one dynamic entry (generalize), which keeps
-  // both compiled programs for their shapes and replaces the earlier entry.
-  void makeDynamic(Entry& entry) {
+  // After `entry` was recorded: if an earlier static recording differs from it only in
+  // input sizes, the two become one dynamic entry (generalize), which keeps the earlier
+  // one's compiled program for its shapes and replaces it; returns whether they merged
+  // (and `entry` was compiled as the dynamic program).
+  bool makeDynamic(Entry& entry) {
     const std::vector<std::vector<bool>> named = namedDims(entry.key);
-    if (!options.automatic_dynamic && named.empty()) return;
+    if (!options.automatic_dynamic && named.empty()) return false;
     // The static recordings of this function that differ from `entry` only in sizes.
     auto mergeable = [&](const Entry& other) {
       return &other != &entry && other.symbols.empty() &&
@@ -221,10 +223,9 @@ struct TracedCore::Impl {
     if (!before) {
       if (!why.empty() && (!named.empty() || logEnabled("retrace")))
         std::cerr << "kiln: '" << options.name << "' stays static for these shapes: " << why << "\n";
-      return;
+      return false;
     }
     mlir::OwningOpRef<mlir::ModuleOp> recorded = std::move(entry.recording.module);
-    std::shared_ptr<const runtime::Program> recordedProgram = std::move(entry.program);
     entry.recording.module = std::move(merged.module);
     entry.symbols = std::move(merged.symbols);
     compile(entry);
@@ -234,12 +235,14 @@ struct TracedCore::Impl {
     auto absorb = [&](Entry& other, mlir::OwningOpRef<mlir::ModuleOp> module,
                       std::shared_ptr<const runtime::Program> program) {
       entry.verified.insert(inputShapes(other.key));
-      if (!dynamic) return;
+      if (!dynamic || !program) return;  // the recording just made was never compiled
       std::vector<Shape> arguments = argumentShapes(*module->getOps<mlir::func::FuncOp>().begin());
       dynamic->addSpecialization(std::move(arguments), std::move(module), std::move(program),
                                  other.recording.callbacks);
     };
-    absorb(entry, std::move(recorded), recordedProgram);
+    // The recording just made has only the interpreter's program every recording starts
+    // with (what runs a warm-up): the dynamic program serves its shapes instead.
+    absorb(entry, std::move(recorded), nullptr);
     std::set<const Entry*> absorbed{before};
     absorb(*before, std::move(before->recording.module), before->program);
     for (auto& other : entries)
@@ -254,6 +257,7 @@ struct TracedCore::Impl {
                 << " recordings at different sizes were merged into one program that serves "
                    "every size\n";
     std::erase_if(entries, [&](const auto& other) { return absorbed.count(other.get()) > 0; });
+    return true;
   }
 
   Impl(TraceOptions options, SourceLoc loc)

@@ -45,7 +45,8 @@ void buildCpuPlanningPipeline(OpPassManager &pm, const CpuPipelineOptions &optio
     pm.addNestedPass<func::FuncOp>(
         createKilnFusePass(KilnFusePassOptions{.maxInputs = options.fuseMaxInputs}));
   pm.addPass(createKilnOutlineKernelsPass());
-  pm.addPass(createKilnPlanMemoryPass());
+  if (options.planMemory)
+    pm.addPass(createKilnPlanMemoryPass());
 }
 
 // MLIR 22's buffer-results-to-out-params with hoist-static-allocs crashes on a function
@@ -96,6 +97,9 @@ void buildKernelBufferizationPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
+  // A kernel with `?` dims allocates its results with run-time sizes: they become the
+  // out-parameters too, rather than scratch copied into them.
+  outParams.hoistDynamicAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   // What is still allocated is scratch (f64 accumulators, intermediates linalg did
@@ -107,7 +111,7 @@ void buildKernelBufferizationPipeline(OpPassManager &pm,
 // ones run on the thread pool), math by polynomials, LLVM with one bare pointer
 // per buffer. LLVM's loop vectorizer (O3 in JitEngine) widens the innermost
 // loops; see docs/ARCHITECTURE.md.
-static void buildKernelLoweringPipeline(OpPassManager &pm) {
+static void buildKernelLoweringPipeline(OpPassManager &pm, bool barePointers) {
   buildKernelBufferizationPipeline(pm, {.tileRows = true});
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createKilnPromoteAccumulatorsPass());
@@ -125,7 +129,7 @@ static void buildKernelLoweringPipeline(OpPassManager &pm) {
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   ConvertFuncToLLVMPassOptions funcToLLVM;
-  funcToLLVM.useBarePtrCallConv = true;
+  funcToLLVM.useBarePtrCallConv = barePointers;
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -133,8 +137,12 @@ static void buildKernelLoweringPipeline(OpPassManager &pm) {
 
 void buildCpuLoweringPipeline(OpPassManager &pm, const CpuLoweringOptions &options) {
   pm.addPass(createKilnLowerHostPass({options.timeKernels}));
-  buildKernelLoweringPipeline(pm.nest<ModuleOp>());
+  buildKernelLoweringPipeline(pm.nest<ModuleOp>(), /*barePointers=*/true);
   pm.addPass(createKilnMergeKernelsPass());
+}
+
+void buildCpuDynamicKernelPipeline(OpPassManager &pm) {
+  buildKernelLoweringPipeline(pm, /*barePointers=*/false);
 }
 
 // Tools load every external model (InitAllDialects.h); the runtime's context

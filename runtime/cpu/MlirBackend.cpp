@@ -4,6 +4,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "runtime/Executable.h"
+#include "runtime/cpu/GenericProgram.h"
 #include "runtime/gpu/GpuCompile.h"
 
 namespace kiln::runtime::cpu {
@@ -43,6 +44,17 @@ class MlirBackend final : public Backend {
       return gpu::compileForCuda(main, callbacks, request, gpu::Generator::MLIR, op, loc);
     return Executable::compile(main, callbacks, op, loc, /*cache=*/nullptr,
                                {.fuse = request.fuse, .fuseMaxInputs = request.fuseMaxInputs});
+  }
+
+  // On the CPU, kernels lowered once with their `?` dims (GenericProgram.h); CUDA compiles
+  // per shape.
+  std::shared_ptr<const ShapeGenericProgram> compileGeneric(mlir::func::FuncOp main,
+                                                            const CallbackTable* callbacks,
+                                                            const CompileRequest& request,
+                                                            std::string_view op, const SourceLoc& loc,
+                                                            std::string& why) const override {
+    if (!request.device.isCPU()) return Backend::compileGeneric(main, callbacks, request, op, loc, why);
+    return cpu::compileGeneric(main, callbacks, request, op, loc, why);
   }
 };
 

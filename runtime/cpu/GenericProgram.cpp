@@ -1,0 +1,274 @@
+// compileGeneric (see GenericProgram.h).
+#include "runtime/cpu/GenericProgram.h"
+
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <vector>
+
+#include "bridge/OpBridge.h"
+#include "dialect/KilnDialect.h"
+#include "kiln/core/Log.h"
+#include "llvm/ADT/StringMap.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "passes/Passes.h"
+#include "passes/SpecializeShapes.h"
+#include "runtime/CompileStages.h"
+#include "runtime/HostPlan.h"
+#include "runtime/JitEngine.h"
+#include "runtime/cpu/Parallel.h"
+#include "runtime/schedule/ScheduledProgram.h"
+
+namespace kiln::runtime::cpu {
+
+namespace {
+
+using mlir::kiln::KilnDialect;
+
+// The entry kiln_packed_<kernel> every kernel gets: one pointer per argument of its
+// `_mlir_ciface_` wrapper (a memref's descriptor, or the address of a size), then of its
+// out-parameters, in order.
+using PackedEntry = void (*)(void* const*);
+constexpr std::string_view kPackedPrefix = "kiln_packed_";
+
+std::vector<mlir::func::FuncOp> fusionKernelsOf(mlir::ModuleOp module) {
+  std::vector<mlir::func::FuncOp> kernels;
+  for (auto func : module.getOps<mlir::func::FuncOp>()) {
+    auto kind = func->getAttrOfType<mlir::StringAttr>(KilnDialect::getKernelAttrName());
+    if (kind && kind.getValue() == "fusion") kernels.push_back(func);
+  }
+  return kernels;
+}
+
+// Adds kiln_packed_<name> for every `_mlir_ciface_<name>` of `names` to `module` (LLVM
+// dialect): it loads each argument's pointer from its one array argument and passes it,
+// or the i64 it points to, on.
+void addPackedEntries(mlir::ModuleOp module, const std::vector<std::string>& names) {
+  mlir::MLIRContext* context = module.getContext();
+  mlir::OpBuilder builder(context);
+  auto pointer = mlir::LLVM::LLVMPointerType::get(context);
+  auto type = mlir::LLVM::LLVMFunctionType::get(mlir::LLVM::LLVMVoidType::get(context), {pointer});
+  for (const std::string& name : names) {
+    auto wrapped = module.lookupSymbol<mlir::LLVM::LLVMFuncOp>("_mlir_ciface_" + name);
+    builder.setInsertionPointToEnd(module.getBody());
+    auto packed = mlir::LLVM::LLVMFuncOp::create(builder, wrapped.getLoc(),
+                                                 std::string(kPackedPrefix) + name, type);
+    mlir::Block* entry = packed.addEntryBlock(builder);
+    builder.setInsertionPointToStart(entry);
+    llvm::SmallVector<mlir::Value> arguments;
+    for (auto [i, argument] : llvm::enumerate(wrapped.getArgumentTypes())) {
+      mlir::Value slot = mlir::LLVM::GEPOp::create(
+          builder, packed.getLoc(), pointer, pointer, entry->getArgument(0),
+          llvm::ArrayRef<mlir::LLVM::GEPArg>{int32_t(i)});
+      mlir::Value address = mlir::LLVM::LoadOp::create(builder, packed.getLoc(), pointer, slot);
+      arguments.push_back(llvm::isa<mlir::LLVM::LLVMPointerType>(argument)
+                              ? address
+                              : mlir::LLVM::LoadOp::create(builder, packed.getLoc(), argument, address)
+                                    .getResult());
+    }
+    mlir::LLVM::CallOp::create(builder, packed.getLoc(), wrapped, arguments);
+    mlir::LLVM::ReturnOp::create(builder, packed.getLoc(), mlir::ValueRange{});
+  }
+}
+
+// One kernel of a specialization: the compiled entry, called with descriptors of these
+// shapes and these sizes.
+class DescriptorKernel final : public ExternalKernel {
+ public:
+  // `isSize[i]`: whether argument i of the kernel (as compiled, with `?` dims) was a size.
+  DescriptorKernel(PackedEntry entry, std::string name, const std::vector<bool>& isSize,
+                   std::vector<TensorMeta> operands, std::vector<TensorMeta> results,
+                   std::vector<int64_t> sizes)
+      : entry_(entry), name_(std::move(name)), sizes_(std::move(sizes)) {
+    size_t tensor = 0, size = 0;
+    for (bool isSizeArgument : isSize) {
+      if (isSizeArgument) {
+        slots_.push_back({Slot::Size, size++, 0});
+        continue;
+      }
+      slots_.push_back({Slot::Operand, tensor, addDescriptor(operands.at(tensor))});
+      ++tensor;
+    }
+    for (size_t k = 0; k < results.size(); ++k) slots_.push_back({Slot::Result, k, addDescriptor(results[k])});
+  }
+
+  void run(void* const* operands, void* const* results) const override {
+    // A descriptor is {allocated, aligned, offset, sizes..., strides...} as 64-bit words;
+    // only the two pointers differ from call to call.
+    std::vector<int64_t> words = words_;
+    std::vector<void*> arguments(slots_.size());
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const Slot& slot = slots_[i];
+      if (slot.kind == Slot::Size) {
+        arguments[i] = const_cast<int64_t*>(&sizes_[slot.index]);
+        continue;
+      }
+      void* buffer = slot.kind == Slot::Operand ? operands[slot.index] : results[slot.index];
+      std::memcpy(&words[slot.word], &buffer, sizeof(void*));
+      std::memcpy(&words[slot.word + 1], &buffer, sizeof(void*));
+      arguments[i] = &words[slot.word];
+    }
+    entry_(arguments.data());
+  }
+  std::string describe() const override { return "@" + name_ + ": compiled once for `?` dims"; }
+  std::string lowered() const override { return ""; }
+
+ private:
+  struct Slot {
+    enum Kind { Operand, Result, Size } kind;
+    size_t index;  // the operand, result or size number
+    size_t word;   // where its descriptor starts in words_
+  };
+
+  size_t addDescriptor(const TensorMeta& meta) {
+    const size_t start = words_.size();
+    words_.push_back(0);  // allocated
+    words_.push_back(0);  // aligned
+    words_.push_back(0);  // offset
+    for (int64_t size : meta.shape) words_.push_back(size);
+    int64_t stride = 1;
+    std::vector<int64_t> strides(meta.shape.size());
+    for (size_t d = meta.shape.size(); d-- > 0;) {
+      strides[d] = stride;
+      stride *= meta.shape[d];
+    }
+    words_.insert(words_.end(), strides.begin(), strides.end());
+    return start;
+  }
+
+  PackedEntry entry_;
+  std::string name_;
+  std::vector<int64_t> sizes_;
+  std::vector<Slot> slots_;
+  std::vector<int64_t> words_;
+};
+
+class GenericCpuProgram final : public ShapeGenericProgram {
+ public:
+  struct Kernel {
+    PackedEntry entry = nullptr;
+    std::vector<bool> isSize;
+  };
+
+  GenericCpuProgram(mlir::OwningOpRef<mlir::ModuleOp> planned, std::string name,
+                    std::unique_ptr<JitEngine> engine, std::map<std::string, Kernel> kernels,
+                    const CallbackTable* callbacks)
+      : planned_(std::move(planned)), name_(std::move(name)), engine_(std::move(engine)),
+        kernels_(std::move(kernels)), callbacks_(callbacks) {}
+
+  std::shared_ptr<const Program> instantiate(const std::vector<Shape>& shapes, std::string_view op,
+                                             std::string_view what,
+                                             const SourceLoc& loc) const override {
+    mlir::OwningOpRef<mlir::ModuleOp> module = planned_.get().clone();
+    auto host = module->lookupSymbol<mlir::func::FuncOp>(name_);
+    mlir::kiln::KernelSizes sizes;
+    {
+      bridge::CapturedDiagnostics diagnostics(module->getContext());
+      llvm::SmallVector<llvm::SmallVector<int64_t>> argumentShapes;
+      for (const Shape& shape : shapes) argumentShapes.emplace_back(shape.begin(), shape.end());
+      if (mlir::failed(mlir::kiln::specializeShapes(host, argumentShapes, &sizes)) ||
+          mlir::failed(mlir::verify(*module))) {
+        std::string text;
+        for (const Shape& shape : shapes) text += (text.empty() ? "" : ", ") + detail::concat(shape);
+        throw ShapeError::make(loc, op, what, ": the arguments' shapes (", text,
+                               ") do not fit the program: ",
+                               diagnostics.first().empty() ? "it does not verify" : diagnostics.first());
+      }
+    }
+    mlir::PassManager planning(module->getContext());
+    planning.addPass(mlir::kiln::createKilnPlanMemoryPass());
+    IrDumps dumps(name_);
+    runStage(planning, *module, "CPU", "memory planning", dumps, op, loc);
+
+    ScheduledProgram::Kernels kernels;
+    for (mlir::func::FuncOp func : fusionKernelsOf(*module)) {
+      const std::string name = func.getSymName().str();
+      const Kernel& compiled = kernels_.at(name);
+      kernels[name] = std::make_shared<DescriptorKernel>(
+          compiled.entry, name, compiled.isSize, metasOf(func.getArgumentTypes()),
+          metasOf(func.getResultTypes()), std::vector<int64_t>(sizes[name].begin(), sizes[name].end()));
+    }
+    return ScheduledProgram::create(std::move(module), name_, std::move(kernels), callbacks_, kCPU,
+                                    "MLIR", op, loc);
+  }
+
+ private:
+  mlir::OwningOpRef<mlir::ModuleOp> planned_;
+  std::string name_;
+  std::unique_ptr<JitEngine> engine_;
+  std::map<std::string, Kernel> kernels_;
+  const CallbackTable* callbacks_;
+};
+
+}  // namespace
+
+std::shared_ptr<const ShapeGenericProgram> compileGeneric(mlir::func::FuncOp main,
+                                                          const CallbackTable* callbacks,
+                                                          const CompileRequest& request,
+                                                          std::string_view op, const SourceLoc& loc,
+                                                          std::string& why) {
+  mlir::MLIRContext* context = main.getContext();
+  const std::string name = main.getSymName().str();
+  mlir::OwningOpRef<mlir::ModuleOp> planned =
+      moduleFor(main, mlir::kiln::registerCpuPipelineDependencies);
+  StageClock clock;
+  IrDumps dumps(name);
+  dumps.write("traced", *planned);
+  mlir::PassManager planning(context);
+  mlir::kiln::buildCpuPlanningPipeline(
+      planning, {.fuse = request.fuse, .fuseMaxInputs = request.fuseMaxInputs, .planMemory = false});
+  runStage(planning, *planned, "CPU", "planning", dumps, op, loc);
+  clock.lap("planning");
+  dumps.write("planned", *planned);
+
+  // The kernels, public and with C interfaces, in a module of their own.
+  mlir::OwningOpRef<mlir::ModuleOp> kernels = mlir::ModuleOp::create(main.getLoc());
+  std::map<std::string, GenericCpuProgram::Kernel> entries;
+  std::vector<std::string> names;
+  mlir::Builder builder(context);
+  for (mlir::func::FuncOp func : fusionKernelsOf(*planned)) {
+    auto copy = func.clone();
+    copy.setPublic();
+    copy->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
+    kernels->push_back(copy);
+    names.push_back(func.getSymName().str());
+    GenericCpuProgram::Kernel& kernel = entries[names.back()];
+    for (mlir::Type type : func.getArgumentTypes()) kernel.isSize.push_back(type.isIndex());
+  }
+  {
+    bridge::CapturedDiagnostics diagnostics(context);
+    mlir::PassManager lowering(context);
+    mlir::kiln::buildCpuDynamicKernelPipeline(lowering);
+    if (mlir::failed(lowering.run(*kernels))) {
+      why = "a kernel does not lower with `?` dims: " +
+            (diagnostics.first().empty() ? std::string("the kernel pipeline failed") : diagnostics.first());
+      return nullptr;
+    }
+  }
+  clock.lap("lowering");
+  addPackedEntries(*kernels, names);
+  dumps.write("lowered", *kernels);
+  std::string object = JitEngine::compileObject(*kernels, op, loc, nullptr, llvmOptLevel(op, loc));
+  clock.lap("LLVM");
+  std::unique_ptr<JitEngine> engine = JitEngine::link(
+      object,
+      {{"kiln_rt_parallel_for", reinterpret_cast<void*>(&kiln_rt_parallel_for)},
+       {"memrefCopy", reinterpret_cast<void*>(&memrefCopy)}},
+      op, loc);
+  for (auto& [kernel, entry] : entries)
+    entry.entry = reinterpret_cast<PackedEntry>(engine->lookup(std::string(kPackedPrefix) + kernel));
+  clock.lap("link");
+  if (logEnabled("compile"))
+    std::cerr << "kiln: compiled @" << name << " once for all sizes in " << clock.report() << "; "
+              << entries.size() << " kernels with `?` dims\n";
+  return std::make_shared<GenericCpuProgram>(std::move(planned), name, std::move(engine),
+                                             std::move(entries), callbacks);
+}
+
+}  // namespace kiln::runtime::cpu
