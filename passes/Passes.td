@@ -145,16 +145,22 @@ def KilnConvertToLinalgPass : Pass<"kiln-convert-to-linalg", "func::FuncOp"> {
     (size-1 dims at index 0); reshape, transpose, slice and concat become
     tensor.collapse_shape/expand_shape, linalg.transpose,
     tensor.extract_slice and tensor.concat; gather a linalg.generic of
-    tensor.extract; reduce a linalg.fill of the neutral element and a
-    linalg.generic with reduction iterators (float sums in f64, as the eager
-    kernels) writing the result in its own shape (keep_dims' size-1 dims are
-    unit loops, so no reshape separates a reduction from its users), then
-    mean's division; constants become arith.constant.
+    tensor.extract, iota one of linalg.index; reduce a linalg.fill of the
+    neutral element and a linalg.generic with reduction iterators (float sums
+    in f64, as the eager kernels) writing the result in its own shape
+    (keep_dims' size-1 dims are unit loops, so no reshape separates a
+    reduction from its users), then mean's division; constants become
+    arith.constant.
+
+    `?` dims are taken as they come, so a kernel is lowered once for every
+    size: result tensors are sized by tensor.dim of the operands or by the
+    ops' dynamic size operands, slices and the float32 sums' blocks of pairs
+    by index arithmetic on them, and mean divides by the run-time count.
 
     Library ops (matmul, conv2d, pool2d), rng, callbacks, kiln.fusion and
     kiln.yield stay as they are; the ops inside fusion bodies are converted.
-    An op the patterns cannot lower (data movement or reduce on dynamic
-    shapes) fails the pass with an error naming it.
+    An op the patterns cannot lower (scatter_add, which only the host runs)
+    fails the pass with an error naming it.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <numbers>
@@ -83,11 +84,89 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
                                  dynamicSizes);
 }
 
+OpFoldResult dimSize(OpBuilder &b, Location loc, Value x, int64_t d) {
+  auto type = cast<RankedTensorType>(x.getType());
+  if (!type.isDynamicDim(d))
+    return b.getIndexAttr(type.getDimSize(d));
+  return tensor::DimOp::create(b, loc, x, d).getResult();
+}
+
+SmallVector<OpFoldResult> mixedSizes(OpBuilder &b, ArrayRef<int64_t> sizes,
+                                     ValueRange dynamicSizes) {
+  SmallVector<OpFoldResult> mixed;
+  auto next = dynamicSizes.begin();
+  for (int64_t size : sizes)
+    mixed.push_back(ShapedType::isDynamic(size) ? OpFoldResult(*next++)
+                                                : b.getIndexAttr(size));
+  return mixed;
+}
+
+Value SizeBuilder::value(OpFoldResult size) const {
+  if (auto attr = dyn_cast<Attribute>(size))
+    return arith::ConstantIndexOp::create(b, loc,
+                                          cast<IntegerAttr>(attr).getInt());
+  return cast<Value>(size);
+}
+
+// `fold` on two static sizes, else the arith op `Op` on their values.
+template <typename Op, typename Fold>
+static OpFoldResult sizeOp(const SizeBuilder &s, OpFoldResult x, OpFoldResult y,
+                           Fold fold) {
+  std::optional<int64_t> cx = getConstantIntValue(x), cy = getConstantIntValue(y);
+  if (cx && cy)
+    return s.b.getIndexAttr(fold(*cx, *cy));
+  return Op::create(s.b, s.loc, s.value(x), s.value(y)).getResult();
+}
+
+OpFoldResult SizeBuilder::add(OpFoldResult x, OpFoldResult y) const {
+  if (isConstantIntValue(y, 0))
+    return x;
+  return sizeOp<arith::AddIOp>(*this, x, y,
+                               [](int64_t l, int64_t r) { return l + r; });
+}
+OpFoldResult SizeBuilder::sub(OpFoldResult x, OpFoldResult y) const {
+  if (isConstantIntValue(y, 0))
+    return x;
+  return sizeOp<arith::SubIOp>(*this, x, y,
+                               [](int64_t l, int64_t r) { return l - r; });
+}
+OpFoldResult SizeBuilder::mul(OpFoldResult x, OpFoldResult y) const {
+  if (isConstantIntValue(y, 1))
+    return x;
+  if (isConstantIntValue(x, 1))
+    return y;
+  return sizeOp<arith::MulIOp>(*this, x, y,
+                               [](int64_t l, int64_t r) { return l * r; });
+}
+OpFoldResult SizeBuilder::div(OpFoldResult x, int64_t y) const {
+  return sizeOp<arith::DivUIOp>(*this, x, b.getIndexAttr(y),
+                                [](int64_t l, int64_t r) { return l / r; });
+}
+OpFoldResult SizeBuilder::rem(OpFoldResult x, int64_t y) const {
+  return sizeOp<arith::RemUIOp>(*this, x, b.getIndexAttr(y),
+                                [](int64_t l, int64_t r) { return l % r; });
+}
+OpFoldResult SizeBuilder::max(OpFoldResult x, OpFoldResult y) const {
+  return sizeOp<arith::MaxSIOp>(
+      *this, x, y, [](int64_t l, int64_t r) { return std::max(l, r); });
+}
+OpFoldResult SizeBuilder::min(OpFoldResult x, OpFoldResult y) const {
+  return sizeOp<arith::MinSIOp>(
+      *this, x, y, [](int64_t l, int64_t r) { return std::min(l, r); });
+}
+
 Value buildParallelGeneric(OpBuilder &b, Location loc,
                            RankedTensorType resultType, ValueRange inputs,
                            ArrayRef<AffineMap> inputMaps, Value like,
                            ScalarBuilder body) {
-  Value init = emptyTensor(b, loc, resultType, like);
+  return buildParallelGenericInto(b, loc, emptyTensor(b, loc, resultType, like),
+                                  inputs, inputMaps, body);
+}
+
+Value buildParallelGenericInto(OpBuilder &b, Location loc, Value init,
+                               ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                               ScalarBuilder body) {
+  auto resultType = cast<RankedTensorType>(init.getType());
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
@@ -103,16 +182,6 @@ Value buildParallelGeneric(OpBuilder &b, Location loc,
       });
   // What was built is rolled back with the pattern that fails.
   return built ? generic.getResult(0) : Value();
-}
-
-LogicalResult requireStaticShapes(Operation *op) {
-  for (Type type :
-       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
-    if (auto ranked = dyn_cast<RankedTensorType>(type);
-        ranked && !ranked.hasStaticShape())
-      return op->emitOpError("cannot be converted to linalg: ")
-             << type << " has dynamic dimensions";
-  return success();
 }
 
 namespace {

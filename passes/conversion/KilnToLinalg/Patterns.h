@@ -7,6 +7,7 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
 
 namespace mlir::kiln {
 
@@ -30,6 +31,32 @@ Value convertScalar(OpBuilder &b, Location loc, Value value, Type to);
 Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
                   Value like);
 
+// The size of dim `d` of the tensor `x`: an attribute where static, else a
+// tensor.dim.
+OpFoldResult dimSize(OpBuilder &b, Location loc, Value x, int64_t d);
+
+// `sizes` (static entries with kDynamic where `dynamicSizes` supplies the
+// value, in order: a kiln op's mixed shape operands) as index values or
+// attributes.
+SmallVector<OpFoldResult> mixedSizes(OpBuilder &b, ArrayRef<int64_t> sizes,
+                                     ValueRange dynamicSizes);
+
+// Index arithmetic on sizes that folds where both sides are static, so a
+// static kernel's IR has numbers where a dynamic one computes at run time.
+// Sizes are never negative: division and remainder are unsigned.
+struct SizeBuilder {
+  OpBuilder &b;
+  Location loc;
+  Value value(OpFoldResult size) const;
+  OpFoldResult add(OpFoldResult x, OpFoldResult y) const;
+  OpFoldResult sub(OpFoldResult x, OpFoldResult y) const;
+  OpFoldResult mul(OpFoldResult x, OpFoldResult y) const;
+  OpFoldResult div(OpFoldResult x, int64_t y) const;
+  OpFoldResult rem(OpFoldResult x, int64_t y) const;
+  OpFoldResult max(OpFoldResult x, OpFoldResult y) const;
+  OpFoldResult min(OpFoldResult x, OpFoldResult y) const;
+};
+
 // A linalg.generic over every element of `resultType` with parallel
 // iterators: input i is read through `inputMaps[i]`, the result through the
 // identity map. Returns null (and builds nothing) when `body` does.
@@ -37,10 +64,11 @@ Value buildParallelGeneric(OpBuilder &b, Location loc,
                            RankedTensorType resultType, ValueRange inputs,
                            ArrayRef<AffineMap> inputMaps, Value like,
                            ScalarBuilder body);
+// The same, written into `init` (a tensor.empty of the result type).
+Value buildParallelGenericInto(OpBuilder &b, Location loc, Value init,
+                               ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                               ScalarBuilder body);
 
-// Fails with an error naming `op` unless all its operands and results have
-// static shapes (only the elementwise patterns handle `?` dims).
-LogicalResult requireStaticShapes(Operation *op);
 
 } // namespace mlir::kiln
 

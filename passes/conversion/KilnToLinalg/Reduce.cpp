@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <limits>
@@ -155,7 +156,11 @@ Value accumulateAll(OpBuilder &b, Location loc, ReduceKind kind,
 // (no reshape), else the run of reduced dims it ends collapsed into one when
 // that run's size is, else all reduced dims collapsed into one (moved last
 // first, a copy, unless they already are one run). `reduced` marks the reduced
-// dims of the result. The kept dims keep their order.
+// dims of the result. The kept dims keep their order. A `?` size is not known
+// to be a multiple of the block, so with one in the run all reduced dims are
+// collapsed: every layout pairs the same elements (32k + l with 32k + 16 + l,
+// counted in the order of the reduced dims), they only read them in another
+// order.
 struct PairLayout {
   Value x;
   SmallVector<bool> reduced;
@@ -169,20 +174,28 @@ PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
   SmallVector<bool> reduced(rank, false);
   for (int64_t d : dims)
     reduced[d] = true;
+  auto wholeBlocks = [](int64_t size) {
+    return !ShapedType::isDynamic(size) && size % kPairBlock == 0;
+  };
   int64_t last = dims.back();
-  if (type.getDimSize(last) % kPairBlock == 0)
+  if (wholeBlocks(type.getDimSize(last)))
     return {x, reduced, last};
   int64_t first = last, run = type.getDimSize(last);
-  while (first > 0 && reduced[first - 1])
-    run *= type.getDimSize(--first);
-  if (run % kPairBlock != 0 && first != dims.front()) {
-    SmallVector<int64_t> perm, shape;
+  while (first > 0 && reduced[first - 1]) {
+    int64_t size = type.getDimSize(--first);
+    run = ShapedType::isDynamic(run) || ShapedType::isDynamic(size)
+              ? ShapedType::kDynamic
+              : run * size;
+  }
+  if (!wholeBlocks(run) && first != dims.front()) {
+    SmallVector<int64_t> perm;
+    SmallVector<OpFoldResult> shape;
     for (int64_t d = 0; d < rank; ++d)
       if (!reduced[d])
         perm.push_back(d);
     llvm::append_range(perm, dims);
     for (int64_t d : perm)
-      shape.push_back(type.getDimSize(d));
+      shape.push_back(dimSize(b, loc, x, d));
     Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
     x = linalg::TransposeOp::create(b, loc, x, init, perm)->getResult(0);
     for (int64_t d = 0; d < rank; ++d)
@@ -218,24 +231,48 @@ PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
 // block's pairs and one for its elements alone. The indices 32k + l are not
 // loops, so a `window` operand, never read, gives k and l their extents, as
 // linalg's pooling ops do.
+//
+// A `?` pair dim has its whole blocks, last block and lone elements counted at
+// run time (index floordiv and rem of its size): the same generics, with
+// extents (and the last block's start, a slice of x) computed from the size,
+// and none left out for being empty. So every size gets the pairs the static
+// lowering of that size forms.
 Value accumulatePairs(OpBuilder &b, Location loc, Value x,
                       ArrayRef<int64_t> dims, bool keep, Value acc) {
   const int64_t inputRank = cast<RankedTensorType>(x.getType()).getRank();
   PairLayout layout = pairLayout(b, loc, x, dims);
   const int64_t rank = layout.reduced.size();
-  const int64_t size =
-      cast<RankedTensorType>(layout.x.getType()).getDimSize(layout.pairDim);
+  SizeBuilder sizes{b, loc};
+  const OpFoldResult size = dimSize(b, loc, layout.x, layout.pairDim);
   const int64_t units = keep ? int64_t(dims.size()) : 0;
   Type accType = cast<RankedTensorType>(acc.getType()).getElementType();
   MLIRContext *context = b.getContext();
   const bool rows = layout.pairDim == rank - 1;
+  auto index = [&](int64_t value) -> OpFoldResult {
+    return b.getIndexAttr(value);
+  };
+  // x from `start` along the pair dim (static starts are map offsets instead).
+  auto from = [&](Value start) -> Value {
+    SmallVector<OpFoldResult> offsets(rank, index(0)), strides(rank, index(1));
+    SmallVector<OpFoldResult> shape = tensor::getMixedSizes(b, loc, layout.x);
+    offsets[layout.pairDim] = start;
+    shape[layout.pairDim] = sizes.sub(size, start);
+    return tensor::ExtractSliceOp::create(b, loc, layout.x, offsets, shape,
+                                          strides);
+  };
 
   // Adds elements offset + 32k + l, k < blocks and l < lanes, each with its
   // partner 16 on when `paired`, into `into`. Loops: the unit loops, then one
   // per dim of layout.x, two (k, l) for the pair dim, so the dims inside the
   // pair dim (a column's) stay innermost.
-  auto accumulate = [&](Value into, int64_t offset, int64_t blocks,
-                        int64_t lanes, bool paired) -> Value {
+  auto accumulate = [&](Value into, OpFoldResult offset, OpFoldResult blocks,
+                        OpFoldResult lanes, bool paired) -> Value {
+    Value source = layout.x;
+    std::optional<int64_t> shift = getConstantIntValue(offset);
+    if (!shift) {
+      source = from(cast<Value>(offset));
+      shift = 0;
+    }
     SmallVector<utils::IteratorType> iterators(units,
                                                utils::IteratorType::parallel);
     SmallVector<AffineExpr> first, second;
@@ -246,8 +283,8 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
       if (d == layout.pairDim) {
         block = loop;
         lane = b.getAffineDimExpr(iterators.size() + 1);
-        first.push_back(block * kPairBlock + lane + offset);
-        second.push_back(block * kPairBlock + lane + offset + kPairDistance);
+        first.push_back(block * kPairBlock + lane + *shift);
+        second.push_back(block * kPairBlock + lane + *shift + kPairDistance);
         iterators.append(2, utils::IteratorType::reduction);
         continue;
       }
@@ -260,13 +297,13 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
     }
     const int64_t loops = iterators.size();
     SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, first, context)};
-    SmallVector<Value> inputs = {layout.x};
+    SmallVector<Value> inputs = {source};
     if (paired) {
       maps.push_back(AffineMap::get(loops, 0, second, context));
-      inputs.push_back(layout.x);
+      inputs.push_back(source);
     }
-    inputs.push_back(
-        tensor::EmptyOp::create(b, loc, {blocks, lanes}, b.getIntegerType(8)));
+    inputs.push_back(tensor::EmptyOp::create(b, loc, {blocks, lanes},
+                                             b.getIntegerType(8)));
     maps.push_back(AffineMap::get(loops, 0, {block, lane}, context));
     maps.push_back(AffineMap::get(
         loops, 0, resultExprs(b, inputRank, dims, keep, keptLoops), context));
@@ -284,24 +321,28 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
                })
         .getResult(0);
   };
+  // Whether a generic over `extent` may run: a `?` extent always may.
+  auto mayRun = [](OpFoldResult extent) {
+    std::optional<int64_t> known = getConstantIntValue(extent);
+    return !known || *known > 0;
+  };
 
-  const int64_t blocks = size / kPairBlock, rest = size % kPairBlock;
+  const OpFoldResult blocks = sizes.div(size, kPairBlock),
+                     rest = sizes.rem(size, kPairBlock);
   if (rows) {
     // Along a row, x[i] + x[i + 16] for every i < size - 16, from two slices of
     // x, kept where i % 32 < 16: a plain loop over i that LLVM vectorizes with
     // contiguous loads. (Loops over k and l read x 32 apart along k, which
     // LLVM, having unrolled the 16 l's, vectorized with gathers.) The elements
     // without a partner are added below.
-    auto xType = cast<RankedTensorType>(layout.x.getType());
-    SmallVector<int64_t> shape(xType.getShape());
-    shape.back() = size - kPairDistance;
+    SmallVector<OpFoldResult> shape = tensor::getMixedSizes(b, loc, layout.x);
+    shape.back() = sizes.max(sizes.sub(size, index(kPairDistance)), index(0));
     auto sliceFrom = [&](int64_t start) -> Value {
-      SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
-          strides(rank, b.getIndexAttr(1));
-      offsets.back() = b.getIndexAttr(start);
-      return tensor::ExtractSliceOp::create(
-          b, loc, RankedTensorType::get(shape, xType.getElementType()),
-          layout.x, offsets, getAsIndexOpFoldResult(context, shape), strides);
+      SmallVector<OpFoldResult> offsets(rank, index(0)),
+          strides(rank, index(1));
+      offsets.back() = index(start);
+      return tensor::ExtractSliceOp::create(b, loc, layout.x, offsets, shape,
+                                            strides);
     };
     acc = accumulateAll(
         b, loc, ReduceKind::sum, {sliceFrom(0), sliceFrom(kPairDistance)},
@@ -320,15 +361,21 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
               nb, nloc, first, convertScalar(nb, nloc, pair, accType),
               arith::ConstantOp::create(nb, nloc, nb.getFloatAttr(accType, 0.0)));
         });
-  } else if (blocks > 0) {
-    acc = accumulate(acc, 0, blocks, kPairDistance, /*paired=*/true);
+  } else if (mayRun(blocks)) {
+    acc = accumulate(acc, index(0), blocks, index(kPairDistance),
+                     /*paired=*/true);
   }
-  const int64_t tail = blocks * kPairBlock;
-  if (rest > kPairDistance && !rows)
-    acc = accumulate(acc, tail, 1, rest - kPairDistance, /*paired=*/true);
-  const int64_t alone = std::max<int64_t>(rest - kPairDistance, 0);
-  if (rest > 0)
-    acc = accumulate(acc, tail + alone, 1, std::min(rest, kPairDistance) - alone,
+  const OpFoldResult tail = sizes.mul(blocks, index(kPairBlock));
+  const OpFoldResult pairedLanes =
+      sizes.max(sizes.sub(rest, index(kPairDistance)), index(0));
+  if (!rows && mayRun(pairedLanes))
+    acc = accumulate(acc, tail, index(1), pairedLanes, /*paired=*/true);
+  // The elements alone: lanes [rest - 16, 16) of the last block, or all of its
+  // `rest` when it has at most 16.
+  const OpFoldResult aloneLanes =
+      sizes.sub(sizes.min(rest, index(kPairDistance)), pairedLanes);
+  if (mayRun(rest))
+    acc = accumulate(acc, sizes.add(tail, pairedLanes), index(1), aloneLanes,
                      /*paired=*/false);
   return acc;
 }
@@ -339,8 +386,6 @@ struct ReduceToGeneric : OpConversionPattern<ReduceOp> {
   LogicalResult
   matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (failed(requireStaticShapes(op)))
-      return failure();
     Location loc = op.getLoc();
     Value x = adaptor.getX();
     auto xType = cast<RankedTensorType>(x.getType());
@@ -350,26 +395,30 @@ struct ReduceToGeneric : OpConversionPattern<ReduceOp> {
     Type accType = accumulatorTypeOf(kind, element);
 
     const bool keep = op.getKeepDims();
-    SmallVector<int64_t> keptShape;
+    SizeBuilder sizes{rewriter, loc};
+    SmallVector<OpFoldResult> keptSizes;
     SmallVector<bool> reduced;
-    int64_t count = 1;
+    OpFoldResult count = rewriter.getIndexAttr(1);
     for (int64_t d = 0; d < xType.getRank(); ++d) {
       reduced.push_back(llvm::is_contained(dims, d));
       if (reduced.back())
-        count *= xType.getDimSize(d);
+        count = sizes.mul(count, dimSize(rewriter, loc, x, d));
       if (!reduced.back() || keep)
-        keptShape.push_back(reduced.back() ? 1 : xType.getDimSize(d));
+        keptSizes.push_back(reduced.back() ? rewriter.getIndexAttr(1)
+                                           : dimSize(rewriter, loc, x, d));
     }
-    Value init = tensor::EmptyOp::create(rewriter, loc, keptShape, accType);
+    Value init = tensor::EmptyOp::create(rewriter, loc, keptSizes, accType);
     Value neutral = arith::ConstantOp::create(
         rewriter, loc, neutralOf(rewriter, kind, accType));
     Value filled =
         linalg::FillOp::create(rewriter, loc, neutral, init).getResult(0);
-    // Pairs only where some element has a partner (more than 16 elements).
+    // Pairs only where some element has a partner (more than 16 elements); a
+    // `?` count takes the pairs' path, which adds at most 16 elements alone.
+    std::optional<int64_t> staticCount = getConstantIntValue(count);
     const bool pairs =
         element.isF32() &&
         (kind == ReduceKind::sum || kind == ReduceKind::mean) &&
-        count > kPairDistance;
+        (!staticCount || *staticCount > kPairDistance);
     Value result =
         pairs ? accumulatePairs(rewriter, loc, x, dims, keep, filled)
               : accumulateAll(
@@ -379,20 +428,30 @@ struct ReduceToGeneric : OpConversionPattern<ReduceOp> {
                       return convertScalar(b, nestedLoc, elements[0], accType);
                     });
 
-    // The mean divides in the accumulator type; then one rounding.
+    // The mean divides in the accumulator type; then one rounding. A `?`
+    // count is converted once, outside the loop (exact below 2^53).
     if (kind == ReduceKind::mean || accType != element) {
-      auto type = RankedTensorType::get(keptShape, element);
-      result = buildParallelGeneric(
-          rewriter, loc, type, result,
-          rewriter.getMultiDimIdentityMap(type.getRank()), Value(),
+      Value dynamicCount;
+      if (kind == ReduceKind::mean && !staticCount)
+        dynamicCount = arith::UIToFPOp::create(
+            rewriter, loc, accType,
+            arith::IndexCastUIOp::create(rewriter, loc, rewriter.getI64Type(),
+                                         cast<Value>(count)));
+      Value resultInit =
+          tensor::EmptyOp::create(rewriter, loc, keptSizes, element);
+      result = buildParallelGenericInto(
+          rewriter, loc, resultInit, result,
+          rewriter.getMultiDimIdentityMap(keptSizes.size()),
           [&](OpBuilder &b, Location nestedLoc, ValueRange elements) {
             Value v = elements[0];
             if (kind == ReduceKind::mean)
               v = arith::DivFOp::create(
                   b, nestedLoc, v,
-                  arith::ConstantOp::create(
-                      b, nestedLoc,
-                      b.getFloatAttr(accType, static_cast<double>(count))));
+                  dynamicCount ? dynamicCount
+                               : arith::ConstantOp::create(
+                                     b, nestedLoc,
+                                     b.getFloatAttr(accType, static_cast<double>(
+                                                                 *staticCount))));
             return convertScalar(b, nestedLoc, v, element);
           });
     }

@@ -1,7 +1,8 @@
 // RUN: kiln-opt %s --kiln-convert-to-linalg -split-input-file | FileCheck %s
 
 // kiln-convert-to-linalg on data movement: broadcast_in_dim (a linalg.generic
-// with a projected input map), reshape, transpose, slice, concat and gather.
+// with a projected input map), reshape, transpose, slice, concat, gather and
+// iota; with `?` dims, sized by tensor.dim or by the ops' dynamic size operands.
 
 // A new dim is not read; a size-1 dim is read at index 0.
 // CHECK-DAG:   #[[ROW:.*]] = affine_map<(d0, d1) -> (d1)>
@@ -117,4 +118,94 @@ func.func @concat(%x: tensor<4x3xf32>, %y: tensor<4x2xf32>) -> (tensor<4x8xf32>,
 func.func @gather(%x: tensor<5x10x4xf32>, %ids: tensor<2x3xi32>) -> tensor<5x2x3x4xf32> {
   %0 = kiln.gather %x[%ids], dim = 1 : tensor<5x10x4xf32>, tensor<2x3xi32>
   return %0 : tensor<5x2x3x4xf32>
+}
+
+// -----
+
+// `?` sizes: a broadcast's from its shape operand (the batch dim of the operand is
+// read along it), a transpose's from tensor.dim of the dim it moves.
+// CHECK-DAG:   #[[B:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG:   #[[R:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @broadcast_transpose_dynamic(
+// CHECK-SAME:    %[[X:.*]]: tensor<?xf32>, %[[ROW:.*]]: tensor<4xf32>, %[[M:.*]]: tensor<?x3xf32>, %[[N:.*]]: index)
+// CHECK:         %[[E0:.*]] = tensor.empty(%[[N]]) : tensor<?x4xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[B]], #{{.*}}], {{.*}} ins(%[[X]] : tensor<?xf32>) outs(%[[E0]] : tensor<?x4xf32>)
+// CHECK:         %[[E1:.*]] = tensor.empty(%[[N]]) : tensor<?x4xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[R]], #{{.*}}], {{.*}} ins(%[[ROW]] : tensor<4xf32>) outs(%[[E1]] : tensor<?x4xf32>)
+// CHECK:         %[[D:.*]] = tensor.dim %[[M]], %{{.*}} : tensor<?x3xf32>
+// CHECK:         %[[E2:.*]] = tensor.empty(%[[D]]) : tensor<3x?xf32>
+// CHECK:         linalg.transpose ins(%[[M]] : tensor<?x3xf32>) outs(%[[E2]] : tensor<3x?xf32>) permutation = [1, 0]
+func.func @broadcast_transpose_dynamic(%x: tensor<?xf32>, %row: tensor<4xf32>, %m: tensor<?x3xf32>, %n: index)
+    -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<3x?xf32>) {
+  %0 = kiln.broadcast_in_dim %x, dims = [0], shape = [%n, 4] : tensor<?xf32>
+  %1 = kiln.broadcast_in_dim %row, dims = [1], shape = [%n, 4] : tensor<4xf32>
+  %2 = kiln.transpose %m, permutation = [1, 0] : tensor<?x3xf32>
+  return %0, %1, %2 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<3x?xf32>
+}
+
+// -----
+
+// Reshapes with one `?` dim a side regroup as static ones (expand_shape takes its
+// sizes from the shape operands); otherwise, or with two `?` dims (the types cannot
+// tell which dims regroup, even between equal types), through rank 1.
+// CHECK-LABEL: func.func @reshape_dynamic(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x3xf32>, %[[F:.*]]: tensor<?xf32>, %[[Y:.*]]: tensor<?x6xf32>, %[[Z:.*]]: tensor<?x?xf32>, %[[N:.*]]: index, %[[M:.*]]: index)
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<?x3xf32> into tensor<?xf32>
+// CHECK:         %[[ROWS:.*]] = tensor.expand_shape %[[F]] {{\[}}[0, 1]] output_shape [%[[N]], 3] : tensor<?xf32> into tensor<?x3xf32>
+// CHECK:         %[[Y1:.*]] = tensor.collapse_shape %[[Y]] {{\[}}[0, 1]] : tensor<?x6xf32> into tensor<?xf32>
+// CHECK:         %[[Y2:.*]] = tensor.expand_shape %[[Y1]] {{\[}}[0, 1]] output_shape [%[[N]], 4] : tensor<?xf32> into tensor<?x4xf32>
+// CHECK:         %[[Z1:.*]] = tensor.collapse_shape %[[Z]] {{\[}}[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
+// CHECK:         %[[Z2:.*]] = tensor.expand_shape %[[Z1]] {{\[}}[0, 1]] output_shape [%[[N]], %[[M]]] : tensor<?xf32> into tensor<?x?xf32>
+// CHECK:         return %[[FLAT]], %[[ROWS]], %[[Y2]], %[[Z2]]
+func.func @reshape_dynamic(%x: tensor<?x3xf32>, %f: tensor<?xf32>, %y: tensor<?x6xf32>, %z: tensor<?x?xf32>, %n: index, %m: index)
+    -> (tensor<?xf32>, tensor<?x3xf32>, tensor<?x4xf32>, tensor<?x?xf32>) {
+  %0 = kiln.reshape %x, shape = [%n] : tensor<?x3xf32>
+  %1 = kiln.reshape %f, shape = [%n, 3] : tensor<?xf32>
+  %2 = kiln.reshape %y, shape = [%n, 4] : tensor<?x6xf32>
+  %3 = kiln.reshape %z, shape = [%n, %m] : tensor<?x?xf32>
+  return %0, %1, %2, %3 : tensor<?xf32>, tensor<?x3xf32>, tensor<?x4xf32>, tensor<?x?xf32>
+}
+
+// -----
+
+// A dynamic slice limit: ceil((limit - start) / stride) elements, at run time.
+// concat along a `?` dim is tensor.concat as with static sizes.
+// CHECK-LABEL: func.func @slice_concat_dynamic(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x3xf32>, %[[Y:.*]]: tensor<?x3xf32>, %[[N:.*]]: index)
+// CHECK:         %[[SPAN:.*]] = arith.subi %[[N]], %{{.*}} : index
+// CHECK:         %[[UP:.*]] = arith.addi %[[SPAN]], %{{.*}} : index
+// CHECK:         %[[SIZE:.*]] = arith.divui %[[UP]], %{{.*}} : index
+// CHECK:         tensor.extract_slice %[[X]][1, 1] {{\[}}%[[SIZE]], 2] [2, 1] : tensor<?x3xf32> to tensor<?x2xf32>
+// CHECK:         tensor.concat dim(0) %[[X]], %[[Y]] : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<?x3xf32>
+func.func @slice_concat_dynamic(%x: tensor<?x3xf32>, %y: tensor<?x3xf32>, %n: index)
+    -> (tensor<?x2xf32>, tensor<?x3xf32>) {
+  %0 = kiln.slice %x, start = [1, 1], limit = [%n, 3], stride = [2, 1] : tensor<?x3xf32>
+  %1 = kiln.concat(%x, %y) dim = 0 : tensor<?x3xf32>, tensor<?x3xf32>
+  return %0, %1 : tensor<?x2xf32>, tensor<?x3xf32>
+}
+
+// -----
+
+// A gather from `?` rows clamps its index into [0, rows - 1] computed at run time; its
+// result takes the `?` dim of the indices. iota yields its loop index.
+// CHECK-LABEL: func.func @gather_iota_dynamic(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x4xf32>, %[[I:.*]]: tensor<?xi64>, %[[N:.*]]: index)
+// CHECK:         %[[K:.*]] = tensor.dim %[[I]], %{{.*}} : tensor<?xi64>
+// CHECK:         %[[ROWS:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x4xf32>
+// CHECK:         %[[LAST:.*]] = arith.subi %[[ROWS]], %{{.*}} : index
+// CHECK:         %[[CLAMP:.*]] = arith.maxsi %[[LAST]], %{{.*}} : index
+// CHECK:         %[[E:.*]] = tensor.empty(%[[K]]) : tensor<?x4xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[I]] : tensor<?xi64>) outs(%[[E]] : tensor<?x4xf32>)
+// CHECK:           arith.minsi %{{.*}}, %[[CLAMP]] : index
+// CHECK:           tensor.extract %[[X]]
+// CHECK:         %[[E2:.*]] = tensor.empty(%[[N]]) : tensor<?x2xf32>
+// CHECK:         linalg.generic {{.*}} outs(%[[E2]] : tensor<?x2xf32>)
+// CHECK:           %[[IDX:.*]] = linalg.index 0 : index
+// CHECK:           %[[I64:.*]] = arith.index_cast %[[IDX]] : index to i64
+// CHECK:           arith.sitofp %[[I64]] : i64 to f32
+func.func @gather_iota_dynamic(%x: tensor<?x4xf32>, %i: tensor<?xi64>, %n: index)
+    -> (tensor<?x4xf32>, tensor<?x2xf32>) {
+  %0 = kiln.gather %x[%i], dim = 0 : tensor<?x4xf32>, tensor<?xi64>
+  %1 = kiln.iota dim = 0, shape = [%n, 2], dtype = f32
+  return %0, %1 : tensor<?x4xf32>, tensor<?x2xf32>
 }

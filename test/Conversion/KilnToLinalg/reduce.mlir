@@ -189,3 +189,104 @@ func.func @sum_pairs_bn(%x: tensor<4x3x8x8xf32>, %y: tensor<4x3x7x7xf32>) -> (te
   %1 = kiln.reduce sum %y, dims = [0, 2, 3] : tensor<4x3x7x7xf32>
   return %0, %1 : tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// A `?` reduced dim: the bias gradient, sum over the batch of a [?, C] tensor. Its
+// blocks are counted at run time (size floordiv 32, size rem 32) and the three column
+// generics of a static size are all built, with run-time extents: the whole blocks,
+// the last block's pairs from a slice starting at 32 * blocks (max(rest - 16, 0)
+// lanes) and its elements alone (min(rest, 16) - that many, from the lanes after).
+// CHECK-DAG:   #[[F:.*]] = affine_map<(d0, d1, d2) -> (d0 * 32 + d1, d2)>
+// CHECK-DAG:   #[[S:.*]] = affine_map<(d0, d1, d2) -> (d0 * 32 + d1 + 16, d2)>
+// CHECK-LABEL: func.func @sum_batch(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x10xf32>)
+// CHECK:         %[[FILL:.*]] = linalg.fill {{.*}} -> tensor<10xf64>
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x10xf32>
+// CHECK:         %[[BLOCKS:.*]] = arith.divui %[[N]], %{{.*}} : index
+// CHECK:         %[[REST:.*]] = arith.remui %[[N]], %{{.*}} : index
+// CHECK:         %[[W:.*]] = tensor.empty(%[[BLOCKS]]) : tensor<?x16xi8>
+// CHECK:         %[[WHOLE:.*]] = linalg.generic {indexing_maps = [#[[F]], #[[S]], #{{.*}}, #{{.*}}], iterator_types = ["reduction", "reduction", "parallel"]}
+// CHECK-SAME:      ins(%[[X]], %[[X]], %[[W]] : {{.*}}) outs(%[[FILL]] : tensor<10xf64>)
+// CHECK:         %[[TAIL:.*]] = arith.muli %[[BLOCKS]], %{{.*}} : index
+// CHECK:         %[[OVER:.*]] = arith.subi %[[REST]], %{{.*}} : index
+// CHECK:         %[[PAIRED:.*]] = arith.maxsi %[[OVER]], %{{.*}} : index
+// CHECK:         %[[LAST:.*]] = tensor.extract_slice %[[X]][%[[TAIL]], 0]
+// CHECK:         %[[W2:.*]] = tensor.empty(%[[PAIRED]]) : tensor<1x?xi8>
+// CHECK:         %[[PAIRS:.*]] = linalg.generic {indexing_maps = [#[[F]], #[[S]], #{{.*}}, #{{.*}}]
+// CHECK-SAME:      ins(%[[LAST]], %[[LAST]], %[[W2]] : {{.*}}) outs(%[[WHOLE]] : tensor<10xf64>)
+// CHECK:         %[[UPTO:.*]] = arith.minsi %[[REST]], %{{.*}} : index
+// CHECK:         %[[ALONE:.*]] = arith.subi %[[UPTO]], %[[PAIRED]] : index
+// CHECK:         %[[START:.*]] = arith.addi %[[TAIL]], %[[PAIRED]] : index
+// CHECK:         %[[LONE:.*]] = tensor.extract_slice %[[X]][%[[START]], 0]
+// CHECK:         %[[W3:.*]] = tensor.empty(%[[ALONE]]) : tensor<1x?xi8>
+// CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[F]], #{{.*}}, #{{.*}}]
+// CHECK-SAME:      ins(%[[LONE]], %[[W3]] : {{.*}}) outs(%[[PAIRS]] : tensor<10xf64>)
+// CHECK:         linalg.generic {{.*}} ins(%[[SUM]] : tensor<10xf64>)
+// CHECK:           arith.truncf
+func.func @sum_batch(%x: tensor<?x10xf32>) -> tensor<10xf32> {
+  %0 = kiln.reduce sum %x, dims = [0] : tensor<?x10xf32>
+  return %0 : tensor<10xf32>
+}
+
+// -----
+
+// The loss mean: all dims of [?, 10], whose run is not known to be whole blocks, so
+// they collapse into one row of ? elements: pairs from two slices of max(n - 16, 0),
+// then the elements alone. The count is converted once, outside the loops.
+// CHECK-LABEL: func.func @mean_all_dynamic(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x10xf32>)
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x10xf32>
+// CHECK:         %[[COUNT:.*]] = arith.muli %[[N]], %{{.*}} : index
+// CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<?x10xf32> into tensor<?xf32>
+// CHECK:         %[[SIZE:.*]] = tensor.dim %[[FLAT]]
+// CHECK:         %[[M16:.*]] = arith.subi %[[SIZE]], %{{.*}} : index
+// CHECK:         %[[LEN:.*]] = arith.maxsi %[[M16]], %{{.*}} : index
+// CHECK:         %[[A:.*]] = tensor.extract_slice %[[FLAT]][0] [%[[LEN]]] [1]
+// CHECK:         %[[B:.*]] = tensor.extract_slice %[[FLAT]][16] [%[[LEN]]] [1]
+// CHECK:         linalg.generic {{.*}} ins(%[[A]], %[[B]] : tensor<?xf32>, tensor<?xf32>)
+// CHECK:           arith.andi
+// CHECK:         tensor.empty(%{{.*}}) : tensor<1x?xi8>
+// CHECK:         %[[I:.*]] = arith.index_castui %[[COUNT]] : index to i64
+// CHECK:         %[[C:.*]] = arith.uitofp %[[I]] : i64 to f64
+// CHECK:         linalg.generic
+// CHECK:           arith.divf %{{.*}}, %[[C]] : f64
+// CHECK:           arith.truncf
+func.func @mean_all_dynamic(%x: tensor<?x10xf32>) -> tensor<f32> {
+  %0 = kiln.reduce mean %x, dims = [0, 1] : tensor<?x10xf32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Row reductions of `?` rows (softmax, layer_norm): the static last dim decides the
+// pairs as in a static kernel; the rows are sized by tensor.dim.
+// CHECK-LABEL: func.func @rows_dynamic(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x100xf32>)
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x100xf32>
+// CHECK:         %[[MAXINIT:.*]] = tensor.empty(%[[N]]) : tensor<?x1xf32>
+// CHECK:         linalg.fill {{.*}} outs(%[[MAXINIT]] : tensor<?x1xf32>)
+// CHECK:         arith.maximumf
+// CHECK:         tensor.empty(%{{.*}}) : tensor<?xf64>
+// CHECK:         tensor.extract_slice %[[X]][0, 0] [%{{.*}}, 84] [1, 1]
+// CHECK:         tensor.extract_slice %[[X]][0, 16] [%{{.*}}, 84] [1, 1]
+// CHECK:         tensor.empty() : tensor<1x4xi8>
+// CHECK:         tensor.empty(%{{.*}}) : tensor<?xf32>
+func.func @rows_dynamic(%x: tensor<?x100xf32>) -> (tensor<?x1xf32>, tensor<?xf32>) {
+  %0 = kiln.reduce max %x, dims = [1] keep_dims : tensor<?x100xf32>
+  %1 = kiln.reduce sum %x, dims = [1] : tensor<?x100xf32>
+  return %0, %1 : tensor<?x1xf32>, tensor<?xf32>
+}
+
+// -----
+
+// Other kinds and types over a `?` dim accumulate as static ones: no pairs.
+// CHECK-LABEL: func.func @prod_dynamic(
+// CHECK:         linalg.fill {{.*}} -> tensor<3xi64>
+// CHECK:         iterator_types = ["reduction", "parallel"]
+// CHECK:           arith.muli
+// CHECK-NOT:     arith.divui
+func.func @prod_dynamic(%x: tensor<?x3xi64>) -> tensor<3xi64> {
+  %0 = kiln.reduce prod %x, dims = [0] : tensor<?x3xi64>
+  return %0 : tensor<3xi64>
+}
