@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_KILNCONVERTTOLINALGPASS
@@ -35,7 +36,28 @@ struct KilnConvertToLinalgPass
     config.foldingMode = DialectConversionFoldingMode::Never;
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns), config)))
-      signalPassFailure();
+      return signalPassFailure();
+    resolveDims();
+  }
+
+  // A `?` size the patterns read as tensor.dim of another op's result becomes
+  // the size that op was built with (its init's tensor.empty operand, in the
+  // end an argument's tensor.dim or a size operand): a tensor.dim is a use of
+  // the result, and linalg's elementwise fusion only fuses a producer with
+  // one use. Only tensor.dim ops are rewritten, so static kernels are left as
+  // they are.
+  void resolveDims() {
+    SmallVector<Operation *> dims;
+    getOperation().walk([&](tensor::DimOp dim) { dims.push_back(dim); });
+    if (dims.empty())
+      return;
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    tensor::DimOp::getCanonicalizationPatterns(patterns, context);
+    tensor::EmptyOp::getCanonicalizationPatterns(patterns, context);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    (void)applyOpPatternsGreedily(dims, std::move(patterns), config);
   }
 };
 

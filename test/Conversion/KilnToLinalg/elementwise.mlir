@@ -280,3 +280,22 @@ func.func @unconverted(%x: tensor<4x3xf32>, %w: tensor<3x5xf32>, %key: tensor<2x
   %c = kiln.callback(%m) callee = 0 : (tensor<4x5xf32>) -> tensor<4x5xf32>
   return %c, %s : tensor<4x5xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// A `?` size read from another converted op's result (tensor.dim of the exp) is
+// resolved to the size that op was made with, so the exp keeps one use and
+// linalg's elementwise fusion can merge the two.
+// CHECK-LABEL: func.func @dynamic_chain(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x3xf32>
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x3xf32>
+// CHECK:         %[[INIT:.*]] = tensor.empty(%[[N]]) : tensor<?x3xf32>
+// CHECK:         %[[E:.*]] = linalg.generic {{.*}} outs(%[[INIT]] : tensor<?x3xf32>)
+// CHECK-NOT:     tensor.dim %[[E]]
+// CHECK:         %[[INIT2:.*]] = tensor.empty(%[[N]]) : tensor<?x3xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[E]] : tensor<?x3xf32>) outs(%[[INIT2]] : tensor<?x3xf32>)
+func.func @dynamic_chain(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %0 = kiln.exp %x : tensor<?x3xf32>
+  %1 = kiln.neg %0 : tensor<?x3xf32>
+  return %1 : tensor<?x3xf32>
+}
