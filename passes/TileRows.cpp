@@ -4,6 +4,7 @@
 #include "passes/Passes.h"
 
 #include <cassert>
+#include <limits>
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,27 +29,30 @@ namespace mlir::kiln {
 namespace {
 
 // Tile sizes for the root's loops: 1 for each row dim but the last, as many of
-// the last as make about `tileBytes` of the result (at least 1), 0 (untiled)
+// the last as make about `tileBytes` of the result (at least 1, at most all of
+// a static dim; a `?` dim's last tile is cut short at run time), 0 (untiled)
 // for the dims a row spans.
 SmallVector<int64_t> rowTileSizes(linalg::GenericOp root, int64_t rowDims,
                                   int64_t tileBytes) {
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
-  int64_t rowBytes =
-      std::max<int64_t>(1, byteSize(resultType) / std::max<int64_t>(
-                                                      1, resultType.getNumElements()));
+  const int64_t bits = resultType.getElementTypeBitWidth();
+  int64_t rowBytes = bits == 1 ? 1 : std::max<int64_t>(1, bits / 8);
   for (int64_t d = rowDims; d < int64_t(ranges.size()); ++d)
     rowBytes *= ranges[d];
   SmallVector<int64_t> sizes(ranges.size(), 0);
   for (int64_t d = 0; d + 1 < rowDims; ++d)
     sizes[d] = 1;
-  sizes[rowDims - 1] =
-      std::clamp<int64_t>(tileBytes / rowBytes, 1, ranges[rowDims - 1]);
+  const int64_t rows = ranges[rowDims - 1];
+  sizes[rowDims - 1] = std::clamp<int64_t>(
+      tileBytes / rowBytes, 1,
+      ShapedType::isDynamic(rows) ? std::numeric_limits<int64_t>::max() : rows);
   return sizes;
 }
 
 // The generic a row kernel returns, when it can be tiled along `rowDims`
-// leading loops: static, all loops parallel, more loops than row dims.
+// leading loops: all loops parallel, more loops than row dims, the dims a row
+// spans static (they size the tiles; the row dims may be `?`).
 linalg::GenericOp rowRoot(func::FuncOp kernel, int64_t rowDims) {
   auto ret = dyn_cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
   if (!ret || ret.getNumOperands() != 1)
@@ -57,7 +61,8 @@ linalg::GenericOp rowRoot(func::FuncOp kernel, int64_t rowDims) {
   if (!root || root->getNumResults() != 1 || root.getNumReductionLoops() != 0 ||
       rowDims < 1 || int64_t(root.getNumLoops()) <= rowDims ||
       !root.hasPureTensorSemantics() ||
-      llvm::any_of(root.getStaticLoopRanges(), ShapedType::isDynamic))
+      llvm::any_of(ArrayRef(root.getStaticLoopRanges()).drop_front(rowDims),
+                   ShapedType::isDynamic))
     return {};
   return root;
 }
@@ -151,7 +156,9 @@ void recomputeCheapProducers(func::FuncOp kernel, RewriterBase &rewriter) {
 // projected permutation and the loops it names run over the operand's whole dims. A
 // reduction that reads only part of a row (a float32 sum's unpaired middle, through a
 // window map) would, fused with a producer, yield that producer's values for its part
-// alone, and the producer's other users would read the rest uninitialized.
+// alone, and the producer's other users would read the rest uninitialized. (A loop
+// that names a dim of an operand runs over all of it: linalg requires it, and checks
+// it where both are static; a `?` one is taken at its word.)
 bool readsWholeOperand(OpOperand *use) {
   auto user = cast<linalg::GenericOp>(use->getOwner());
   AffineMap map = user.getMatchingIndexingMap(use);
@@ -161,7 +168,8 @@ bool readsWholeOperand(OpOperand *use) {
   auto type = cast<RankedTensorType>(use->get().getType());
   for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
     int64_t range = ranges[cast<AffineDimExpr>(expr).getPosition()];
-    if (ShapedType::isDynamic(range) || range != type.getDimSize(dim))
+    if (!ShapedType::isDynamic(range) && !type.isDynamicDim(dim) &&
+        range != type.getDimSize(dim))
       return false;
   }
   return true;
@@ -250,7 +258,6 @@ void sliceCheapProducers(func::FuncOp kernel, RewriterBase &rewriter) {
     kernel.walk([&](tensor::ExtractSliceOp slice) {
       auto producer = slice.getSource().getDefiningOp<linalg::GenericOp>();
       if (producer && isElementwiseInLoopOrder(producer) && isCheapToRecompute(producer) &&
-          slice.getType().hasStaticShape() &&
           slice.getType().getRank() == slice.getSourceType().getRank() &&
           llvm::all_of(slice.getMixedStrides(),
                        [](OpFoldResult s) { return isConstantIntValue(s, 1); }) &&
@@ -277,28 +284,24 @@ void sliceCheapProducers(func::FuncOp kernel, RewriterBase &rewriter) {
       rewriter.setInsertionPoint(slice);
       Location loc = slice.getLoc();
       SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
-      ArrayRef<int64_t> sizes = slice.getType().getShape();
+      SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
       IRMapping mapping;
       for (OpOperand *in : producer.getDpsInputOperands()) {
         auto type = cast<RankedTensorType>(in->get().getType());
         SmallVector<OpFoldResult> inOffsets, inSizes;
-        SmallVector<int64_t> inShape;
         for (auto [r, expr] :
              llvm::enumerate(producer.getMatchingIndexingMap(in).getResults())) {
           if (auto dim = dyn_cast<AffineDimExpr>(expr)) {  // loop d is result dim d
             inOffsets.push_back(offsets[dim.getPosition()]);
-            inShape.push_back(sizes[dim.getPosition()]);
+            inSizes.push_back(sizes[dim.getPosition()]);
           } else {  // a broadcast dim, read at 0
             inOffsets.push_back(rewriter.getIndexAttr(0));
-            inShape.push_back(type.getDimSize(r));
+            inSizes.push_back(tensor::getMixedSize(rewriter, loc, in->get(), r));
           }
-          inSizes.push_back(rewriter.getIndexAttr(inShape.back()));
         }
         SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
-        mapping.map(in->get(), tensor::ExtractSliceOp::create(
-                                   rewriter, loc,
-                                   RankedTensorType::get(inShape, type.getElementType()),
-                                   in->get(), inOffsets, inSizes, strides));
+        mapping.map(in->get(), tensor::ExtractSliceOp::create(rewriter, loc, in->get(),
+                                                              inOffsets, inSizes, strides));
       }
       mapping.map(producer.getDpsInits()[0],
                   tensor::EmptyOp::create(rewriter, loc, sizes,
@@ -323,7 +326,17 @@ void fuseMultiUseProducers(func::FuncOp kernel, RewriterBase &rewriter) {
 
 // Where the slice `small` lies within the slice `large` of the same source, with
 // the same strides, one static offset per dim (or 0 where both offsets are the
-// same value): nothing when it does not or cannot be told.
+// same value, and the sizes too where they are `?`): nothing when it does not or
+// cannot be told.
+// Whether `offset` elements on, `small` elements fit in `large`: by their numbers, or
+// at offset 0 as the same `?` size.
+bool fitsAt(int64_t offset, OpFoldResult small, OpFoldResult large) {
+  std::optional<int64_t> s = getConstantIntValue(small), l = getConstantIntValue(large);
+  if (s && l)
+    return offset >= 0 && offset + *s <= *l;
+  return offset == 0 && isEqualConstantIntOrValue(small, large);
+}
+
 std::optional<SmallVector<int64_t>> offsetWithin(tensor::ExtractSliceOp small,
                                                  tensor::ExtractSliceOp large) {
   if (!small || !large || small.getSource() != large.getSource() ||
@@ -334,7 +347,7 @@ std::optional<SmallVector<int64_t>> offsetWithin(tensor::ExtractSliceOp small,
   SmallVector<int64_t> offsets;
   for (auto [s, l, ss, ls] :
        llvm::zip(small.getMixedOffsets(), large.getMixedOffsets(),
-                 small.getType().getShape(), large.getType().getShape())) {
+                 small.getMixedSizes(), large.getMixedSizes())) {
     std::optional<int64_t> sc = getConstantIntValue(s), lc = getConstantIntValue(l);
     int64_t offset;
     if (isEqualConstantIntOrValue(s, l))
@@ -343,13 +356,24 @@ std::optional<SmallVector<int64_t>> offsetWithin(tensor::ExtractSliceOp small,
       offset = *sc - *lc;
     else
       return std::nullopt;
-    if (ShapedType::isDynamic(ss) || ShapedType::isDynamic(ls) || offset < 0 ||
-        offset + ss > ls)
+    if (!fitsAt(offset, ss, ls))
       return std::nullopt;
     offsets.push_back(offset);
   }
   return offsets;
 }
+// The sizes of an elementwise generic's result, as its init (a tensor.empty, or a
+// static type) has them; none when they cannot be told.
+SmallVector<OpFoldResult> initSizes(linalg::GenericOp op) {
+  Value init = op.getDpsInits()[0];
+  auto type = cast<RankedTensorType>(init.getType());
+  if (auto empty = init.getDefiningOp<tensor::EmptyOp>())
+    return empty.getMixedSizes();
+  if (!type.hasStaticShape())
+    return {};
+  return getAsIndexOpFoldResult(op.getContext(), type.getShape());
+}
+
 // Tile-and-fuse computes a producer once per slice its users read, and a float32 row
 // sum reads two overlapping slices of the row (its pairs' first and second elements):
 // an elementwise op computed again on a part of another's operands becomes a slice of
@@ -409,32 +433,40 @@ void reuseLargerTiles(func::FuncOp kernel, RewriterBase &rewriter) {
       auto type = cast<RankedTensorType>(small->getResult(0).getType());
       auto largeType = cast<RankedTensorType>(large->getResult(0).getType());
       std::optional<SmallVector<int64_t>> shift = partOf(small, large);
-      if (!shift || type.getRank() != largeType.getRank() || !type.hasStaticShape() ||
-          !largeType.hasStaticShape() ||
+      if (!shift || type.getRank() != largeType.getRank())
+        continue;
+      // Sizes of the results: their inits' (`?` ones as the values they were made of).
+      SmallVector<OpFoldResult> sizes = initSizes(small), largeSizes = initSizes(large);
+      if (sizes.empty() || largeSizes.empty() ||
           llvm::any_of(llvm::seq<int64_t>(0, type.getRank()), [&](int64_t d) {
-            return (*shift)[d] + type.getDimSize(d) > largeType.getDimSize(d);
+            return !fitsAt((*shift)[d], sizes[d], largeSizes[d]);
           }))
         continue;
       rewriter.setInsertionPoint(small);
       SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
       Value part = tensor::ExtractSliceOp::create(
           rewriter, small.getLoc(), type, large->getResult(0),
-          getAsIndexOpFoldResult(kernel.getContext(), *shift),
-          getAsIndexOpFoldResult(kernel.getContext(), type.getShape()), strides);
+          getAsIndexOpFoldResult(kernel.getContext(), *shift), sizes, strides);
       rewriter.replaceOp(small, part);
       erased.insert(small);
     }
   }
 }
 
-// CSE, then folds of tensor.empty and extract_slice.
+// CSE, then folds of tensor.empty, extract_slice and tensor.dim. (The tile loop of a
+// `?` row dim is bounded by tensor.dim of the root's first operand, which would keep
+// that operand's untiled producer alive; folded, the bound is the size the kernel's
+// tensors were made with.)
 LogicalResult cleanUp(func::FuncOp kernel) {
-  IRRewriter rewriter(kernel.getContext());
+  MLIRContext *context = kernel.getContext();
+  IRRewriter rewriter(context);
   DominanceInfo dominance(kernel);
   eliminateCommonSubExpressions(rewriter, dominance, kernel);
-  RewritePatternSet patterns(kernel.getContext());
+  RewritePatternSet patterns(context);
   tensor::populateFoldTensorEmptyPatterns(patterns);
-  tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, kernel.getContext());
+  tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
+  tensor::DimOp::getCanonicalizationPatterns(patterns, context);
+  tensor::EmptyOp::getCanonicalizationPatterns(patterns, context);
   return applyPatternsGreedily(kernel, std::move(patterns));
 }
 

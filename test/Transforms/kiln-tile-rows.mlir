@@ -224,3 +224,43 @@ func.func private @layer_norm_backward(%arg0: tensor<6x6xf32>, %arg1: tensor<6x1
   %47 = kiln.mul %41, %46 : tensor<6x6xf32>
   return %47 : tensor<6x6xf32>
 }
+
+// -----
+
+// Softmax over `?` rows of 1024 floats: the same 8-row tiles, over a run-time row count
+// (the loop's bound is the size the kernel's tensors were made with, not a tensor.dim
+// of an untiled producer, which would stay alive); the last tile is cut short by
+// affine.min and every per-tile tensor is sized by it. exp is computed once per tile.
+// CHECK-LABEL: func.func private @softmax_dynamic(
+// CHECK-SAME:      %[[X:.*]]: tensor<?x1024xf32>
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x1024xf32>
+// CHECK:         %[[OUT:.*]] = tensor.empty(%[[N]]) : tensor<?x1024xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[R:.*]] = scf.forall (%[[I:.*]]) = (0) to (%[[N]]) step (8) shared_outs(%[[ACC:.*]] = %[[OUT]]) -> (tensor<?x1024xf32>) {
+// CHECK:           %[[ROWS:.*]] = affine.min #{{.*}}(%[[I]])[%[[N]]]
+// CHECK:           %[[XT:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] {{\[}}%[[ROWS]], 1024] [1, 1]
+// CHECK:           arith.maximumf
+// CHECK:           %[[EXP:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x1024xf32>)
+// CHECK:             math.exp
+// CHECK-NOT:         math.exp
+// CHECK:           tensor.extract_slice %[[EXP]][0, 0] {{\[}}%[[ROWS]], 1008] [1, 1]
+// CHECK:           tensor.extract_slice %[[EXP]][0, 16] {{\[}}%[[ROWS]], 1008] [1, 1]
+// CHECK-NOT:         math.exp
+// CHECK:           %[[OT:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0] {{\[}}%[[ROWS]], 1024] [1, 1]
+// CHECK:           %[[DIV:.*]] = linalg.generic {{.*}} outs(%[[OT]] : tensor<?x1024xf32>)
+// CHECK:             arith.divf
+// CHECK:           scf.forall.in_parallel {
+// CHECK-NEXT:        tensor.parallel_insert_slice %[[DIV]] into %[[ACC]][%[[I]], 0] {{\[}}%[[ROWS]], 1024] [1, 1]
+// CHECK:         return %[[R]]
+func.func private @softmax_dynamic(%x: tensor<?x1024xf32>) -> tensor<?x1024xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x1024xf32>
+  %m = kiln.reduce max %x, dims = [1] keep_dims : tensor<?x1024xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [%n, 1024] : tensor<?x1xf32>
+  %s = kiln.sub %x, %mb : tensor<?x1024xf32>
+  %e = kiln.exp %s : tensor<?x1024xf32>
+  %t = kiln.reduce sum %e, dims = [1] keep_dims : tensor<?x1024xf32>
+  %tb = kiln.broadcast_in_dim %t, dims = [0, 1], shape = [%n, 1024] : tensor<?x1xf32>
+  %r = kiln.div %e, %tb : tensor<?x1024xf32>
+  return %r : tensor<?x1024xf32>
+}
