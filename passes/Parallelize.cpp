@@ -7,6 +7,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
@@ -64,6 +65,102 @@ int64_t bodyWork(Region &region) {
     }
   return work;
 }
+
+// Whether some loop in or of `op` has a trip count that is not constant.
+bool hasDynamicTrips(Operation *op) {
+  bool dynamic = false;
+  op->walk([&](Operation *inner) {
+    if (auto loop = dyn_cast<scf::ForOp>(inner))
+      dynamic |= tripCount(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()) ==
+                 kUnknownTrips;
+    else if (auto loop = dyn_cast<scf::ParallelOp>(inner))
+      for (auto [lb, ub, step] :
+           llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep()))
+        dynamic |= tripCount(lb, ub, step) == kUnknownTrips;
+  });
+  return dynamic;
+}
+
+// The work of a loop nest as index arithmetic built before `outer`: the run-time
+// counterpart of iterations times bodyWork, for loops whose trip counts are not all
+// constant. Null where a bound is computed inside `outer` (it cannot be known
+// before the loop runs).
+class RuntimeWork {
+public:
+  RuntimeWork(scf::ParallelOp outer) : outer(outer), b(outer) {}
+
+  Value total() {
+    Value trips = iterations(outer);
+    Value work = trips ? bodyWork(outer.getRegion()) : Value();
+    return work ? mul(trips, work) : Value();
+  }
+
+private:
+  Value constant(int64_t value) {
+    return arith::ConstantIndexOp::create(b, outer.getLoc(), value);
+  }
+  Value mul(Value x, Value y) {
+    if (isConstantIntValue(x, 1))
+      return y;
+    if (isConstantIntValue(y, 1))
+      return x;
+    return arith::MulIOp::create(b, outer.getLoc(), x, y);
+  }
+
+  // max(ceil((ub - lb) / step), 0), or null for a bound defined inside `outer`.
+  Value tripsOf(Value lb, Value ub, Value step) {
+    int64_t trips = tripCount(lb, ub, step);
+    if (trips != kUnknownTrips)
+      return constant(trips);
+    for (Value bound : {lb, ub, step})
+      if (outer->isAncestor(bound.getParentRegion()->getParentOp()))
+        return {};
+    Location loc = outer.getLoc();
+    Value span = arith::SubIOp::create(b, loc, ub, lb);
+    Value count = arith::CeilDivSIOp::create(b, loc, span, step);
+    return arith::MaxSIOp::create(b, loc, count, constant(0));
+  }
+
+  Value iterations(scf::ParallelOp loop) {
+    Value total = constant(1);
+    for (auto [lb, ub, step] :
+         llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      Value trips = tripsOf(lb, ub, step);
+      if (!trips)
+        return {};
+      total = mul(total, trips);
+    }
+    return total;
+  }
+
+  // As bodyWork: the most work of one op's loop nest, at least 1.
+  Value bodyWork(Region &region) {
+    Value work = constant(1);
+    for (Block &block : region)
+      for (Operation &op : block) {
+        if (op.getNumRegions() == 0)
+          continue;
+        Value trips = constant(1);
+        if (auto loop = dyn_cast<scf::ForOp>(op))
+          trips = tripsOf(loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+        else if (auto loop = dyn_cast<scf::ParallelOp>(op))
+          trips = iterations(loop);
+        if (!trips)
+          return {};
+        trips = arith::MaxSIOp::create(b, outer.getLoc(), trips, constant(1));
+        for (Region &inner : op.getRegions()) {
+          Value innerWork = bodyWork(inner);
+          if (!innerWork)
+            return {};
+          work = arith::MaxSIOp::create(b, outer.getLoc(), work, mul(trips, innerWork));
+        }
+      }
+    return work;
+  }
+
+  scf::ParallelOp outer;
+  OpBuilder b;
+};
 
 bool isConstant(Value value) {
   Operation *def = value.getDefiningOp();
@@ -242,6 +339,27 @@ private:
 struct KilnParallelizePass : impl::KilnParallelizePassBase<KilnParallelizePass> {
   using Base::Base;
 
+  // A loop whose work depends on run-time sizes (a kernel with `?` dims) goes
+  // parallel only when the sizes make it large: `scf.if work >= min-elements`
+  // holds the loop to outline, its else branch a copy that stays serial. Returns
+  // the loop to outline (the same one where its work cannot be computed before it
+  // runs: then it counts as large, as before).
+  scf::ParallelOp decideAtRunTime(scf::ParallelOp loop) {
+    Value work = RuntimeWork(loop).total();
+    if (!work)
+      return loop;
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    Value large = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge, work,
+        arith::ConstantIndexOp::create(b, loc, minElements));
+    auto branch = scf::IfOp::create(b, loc, large, /*withElseRegion=*/true);
+    b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    b.clone(*loop.getOperation());
+    loop->moveBefore(branch.thenBlock()->getTerminator());
+    return loop;
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
@@ -258,9 +376,12 @@ struct KilnParallelizePass : impl::KilnParallelizePassBase<KilnParallelizePass> 
       });
       Outliner outliner(function, symbols, types);
       unsigned number = 0;
-      for (scf::ParallelOp loop : loops)
+      for (scf::ParallelOp loop : loops) {
+        if (hasDynamicTrips(loop))
+          loop = decideAtRunTime(loop);
         if (succeeded(outliner.outline(loop, number)))
           ++number;
+      }
     }
   }
 };

@@ -299,8 +299,12 @@ def KilnParallelizePass : Pass<"kiln-parallelize", "ModuleOp"> {
   let description = [{
     For every function of the module, each outermost `scf.parallel` (no
     reductions) with at least `min-elements` iterations in all (its own
-    dimensions times the trip counts of the loops it holds; a dynamic trip
-    count counts as large) has its first dimension outlined: the body moves
+    dimensions times the trip counts of the loops it holds) has its first
+    dimension outlined. Where trip counts are not constant (a kernel with `?`
+    dims) the count is computed before the loop and the choice made at run
+    time: `scf.if` on `count >= min-elements` holds the outlined loop, its
+    else branch the loop as it was, so small sizes stay inline (a trip count
+    computed inside the loop counts as large). Outlining: the body moves
     into a private `func.func @<function>_chunk_<n>(%captures: !llvm.ptr,
     %begin: index, %end: index)` that runs iterations [begin, end) of that
     dimension (the others stay an `scf.parallel` inside, and `scf.for`

@@ -6,7 +6,7 @@
 // body moves into @<function>_chunk_<n>(captures, begin, end); memrefs and indices travel
 // in a stack struct, constants are cloned. Smaller loops stay serial.
 
-// With a higher bar, the static loops below stay serial (dynamic ones still count as large).
+// With a higher bar, the static loops below stay serial (dynamic ones decide at run time).
 // SERIAL-LABEL: func.func @elementwise(
 // SERIAL-NOT:     kiln_rt_parallel_for
 // SERIAL:         scf.parallel
@@ -100,17 +100,31 @@ func.func @rows(%x: memref<512x1024xf32>, %out: memref<512xf32>) {
   return
 }
 
-// Dynamic bounds count as large. The chunk runs iterations k of [begin, end) at
-// lb + k * step; lb comes through the captures as i64.
+// Dynamic bounds: the work is computed at run time, and the loop runs through
+// kiln_rt_parallel_for only when it is at least min-elements (scf.if; else the loop
+// stays serial). The chunk runs iterations k of [begin, end) at lb + k * step; lb
+// comes through the captures as i64.
 // CHECK-LABEL: func.func @dynamic(
 // CHECK-SAME:      %[[N:[a-z0-9_]+]]: index, %[[LB:[a-z0-9_]+]]: index)
-// CHECK:         %[[LB64:.*]] = arith.index_cast %[[LB]] : index to i64
-// CHECK:         llvm.store %[[LB64]]
-// CHECK:         %[[SPAN:.*]] = arith.subi %[[N]], %[[LB]] : index
-// CHECK:         %[[TRIPS:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : index
-// CHECK:         %[[CLAMPED:.*]] = arith.maxsi %[[TRIPS]]
-// CHECK:         %[[END:.*]] = arith.index_cast %[[CLAMPED]] : index to i64
-// CHECK:         call @kiln_rt_parallel_for(%{{.*}}, %{{.*}}, %{{.*}}, %[[END]])
+// CHECK:         %[[WSPAN:.*]] = arith.subi %[[N]], %[[LB]] : index
+// CHECK:         %[[WTRIPS:.*]] = arith.ceildivsi %[[WSPAN]], %{{.*}} : index
+// CHECK:         %[[WORK:.*]] = arith.maxsi %[[WTRIPS]], %{{.*}} : index
+// CHECK:         %[[MIN:.*]] = arith.constant 32768 : index
+// CHECK:         %[[LARGE:.*]] = arith.cmpi sge, %[[WORK]], %[[MIN]] : index
+// CHECK:         scf.if %[[LARGE]] {
+// CHECK:           %[[LB64:.*]] = arith.index_cast %[[LB]] : index to i64
+// CHECK:           llvm.store %[[LB64]]
+// CHECK:           %[[SPAN:.*]] = arith.subi %[[N]], %[[LB]] : index
+// CHECK:           %[[TRIPS:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : index
+// CHECK:           %[[CLAMPED:.*]] = arith.maxsi %[[TRIPS]]
+// CHECK:           %[[END:.*]] = arith.index_cast %[[CLAMPED]] : index to i64
+// CHECK:           call @kiln_rt_parallel_for(%{{.*}}, %{{.*}}, %{{.*}}, %[[END]])
+// CHECK:         } else {
+// CHECK:           scf.parallel (%{{.*}}) = (%[[LB]]) to (%[[N]]) step
+// CHECK:             memref.store
+// CHECK:           }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    return
 // CHECK-LABEL: func.func private @dynamic_chunk_0(
 // CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : index
 // CHECK:         %[[LBI:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
@@ -119,11 +133,71 @@ func.func @rows(%x: memref<512x1024xf32>, %out: memref<512xf32>) {
 // CHECK:           %[[SCALED:.*]] = arith.muli %[[K]], %[[C3]] : index
 // CHECK:           %[[I:.*]] = arith.addi %[[LBX]], %[[SCALED]] : index
 // CHECK:           memref.store %{{.*}}, %{{.*}}[%[[I]]] : memref<?xf32>
+// SERIAL-LABEL: func.func @dynamic(
+// SERIAL:         arith.cmpi sge, %{{.*}}, %{{.*}} : index
+// SERIAL:         scf.if
 func.func @dynamic(%x: memref<?xf32>, %n: index, %lb: index) {
   %c3 = arith.constant 3 : index
   %one = arith.constant 1.0 : f32
   scf.parallel (%i) = (%lb) to (%n) step (%c3) {
     memref.store %one, %x[%i] : memref<?xf32>
+    scf.reduce
+  }
+  return
+}
+
+// Row sums of `?` rows: the work is rows times the row's 1024 (the loop nest inside),
+// so 32 rows or more go parallel.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK-SAME:      %[[X:[a-z0-9_]+]]: memref<?x1024xf32>
+// CHECK:         %[[ROWS:.*]] = memref.dim %[[X]]
+// CHECK:         %[[SPAN:.*]] = arith.subi %[[ROWS]], %{{.*}} : index
+// CHECK:         %[[TRIPS:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : index
+// CHECK:         %[[N:.*]] = arith.maxsi %[[TRIPS]], %{{.*}} : index
+// CHECK:         %[[ROW:.*]] = arith.constant 1024 : index
+// CHECK:         %[[INNER:.*]] = arith.maxsi %[[ROW]], %{{.*}} : index
+// CHECK:         %[[BODY:.*]] = arith.maxsi %{{.*}}, %[[INNER]] : index
+// CHECK:         %[[WORK:.*]] = arith.muli %[[N]], %[[BODY]] : index
+// CHECK:         arith.cmpi sge, %[[WORK]], %{{.*}} : index
+// CHECK:         scf.if
+// CHECK:           call @kiln_rt_parallel_for(
+// CHECK:         } else {
+// CHECK:           scf.parallel
+// CHECK:             scf.for
+func.func @dynamic_rows(%x: memref<?x1024xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1024 = arith.constant 1024 : index
+  %rows = memref.dim %x, %c0 : memref<?x1024xf32>
+  scf.parallel (%i) = (%c0) to (%rows) step (%c1) {
+    scf.for %j = %c0 to %c1024 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<?x1024xf32>
+      %a = memref.load %out[%i] : memref<?xf32>
+      %s = arith.addf %a, %v : f32
+      memref.store %s, %out[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// A trip count computed inside the loop (a tile's rows, cut short at the end) cannot
+// be known before it runs: the loop counts as large and goes parallel unconditionally.
+// CHECK-LABEL: func.func @dynamic_tiles(
+// CHECK-NOT:     scf.if
+// CHECK:         call @kiln_rt_parallel_for(
+func.func @dynamic_tiles(%x: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  scf.parallel (%t) = (%c0) to (%n) step (%c64) {
+    %left = arith.subi %n, %t : index
+    %size = arith.minsi %left, %c64 : index
+    scf.for %j = %c0 to %size step %c1 {
+      %i = arith.addi %t, %j : index
+      memref.store %one, %x[%i] : memref<?xf32>
+    }
     scf.reduce
   }
   return
