@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
@@ -87,15 +88,27 @@ bool hasDynamicTrips(Operation *op) {
 // before the loop runs).
 class RuntimeWork {
 public:
-  RuntimeWork(scf::ParallelOp outer) : outer(outer), b(outer) {}
+  RuntimeWork(scf::ParallelOp outer) : outer(outer), b(outer) { b.setListener(&built); }
 
+  // Null, with nothing left built, where the work cannot be computed.
   Value total() {
     Value trips = iterations(outer);
     Value work = trips ? bodyWork(outer.getRegion()) : Value();
-    return work ? mul(trips, work) : Value();
+    if (work)
+      return mul(trips, work);
+    for (Operation *op : llvm::reverse(built.ops))
+      op->erase();
+    return {};
   }
 
 private:
+  struct Built : OpBuilder::Listener {
+    void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+      ops.push_back(op);
+    }
+    SmallVector<Operation *> ops;
+  };
+
   Value constant(int64_t value) {
     return arith::ConstantIndexOp::create(b, outer.getLoc(), value);
   }
@@ -107,14 +120,23 @@ private:
     return arith::MulIOp::create(b, outer.getLoc(), x, y);
   }
 
-  // max(ceil((ub - lb) / step), 0), or null for a bound defined inside `outer`.
+  // max(ceil((ub - lb) / step), 0). A bound computed inside `outer` (a tile's rows,
+  // cut short at the end) counts at its largest, where that is a constant (the tile
+  // size); else the trip count is null.
   Value tripsOf(Value lb, Value ub, Value step) {
     int64_t trips = tripCount(lb, ub, step);
     if (trips != kUnknownTrips)
       return constant(trips);
-    for (Value bound : {lb, ub, step})
-      if (outer->isAncestor(bound.getParentRegion()->getParentOp()))
+    if (llvm::any_of(ValueRange{lb, ub, step}, [&](Value bound) {
+          return outer->isAncestor(bound.getParentRegion()->getParentOp());
+        })) {
+      std::optional<int64_t> l = getConstantIntValue(lb), s = getConstantIntValue(step);
+      FailureOr<int64_t> u = ValueBoundsConstraintSet::computeConstantBound(
+          presburger::BoundType::UB, ub, /*stopCondition=*/nullptr, /*closedUB=*/true);
+      if (!l || !s || *s <= 0 || failed(u))
         return {};
+      return constant(*u < *l ? 0 : (*u - *l + *s - 1) / *s);
+    }
     Location loc = outer.getLoc();
     Value span = arith::SubIOp::create(b, loc, ub, lb);
     Value count = arith::CeilDivSIOp::create(b, loc, span, step);
@@ -160,6 +182,7 @@ private:
 
   scf::ParallelOp outer;
   OpBuilder b;
+  Built built;
 };
 
 bool isConstant(Value value) {

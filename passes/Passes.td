@@ -304,7 +304,8 @@ def KilnParallelizePass : Pass<"kiln-parallelize", "ModuleOp"> {
     dims) the count is computed before the loop and the choice made at run
     time: `scf.if` on `count >= min-elements` holds the outlined loop, its
     else branch the loop as it was, so small sizes stay inline (a trip count
-    computed inside the loop counts as large). Outlining: the body moves
+    computed inside the loop, a tile's rows, counts at its constant upper
+    bound, the tile size; without one, as large). Outlining: the body moves
     into a private `func.func @<function>_chunk_<n>(%captures: !llvm.ptr,
     %begin: index, %end: index)` that runs iterations [begin, end) of that
     dimension (the others stay an `scf.parallel` inside, and `scf.for`

@@ -181,12 +181,48 @@ func.func @dynamic_rows(%x: memref<?x1024xf32>, %out: memref<?xf32>) {
   return
 }
 
-// A trip count computed inside the loop (a tile's rows, cut short at the end) cannot
-// be known before it runs: the loop counts as large and goes parallel unconditionally.
+// A trip count computed inside the loop (kiln-tile-rows' tile of rows, cut short at
+// the end by affine.min) counts at its largest, the tile size: 64 per tile.
 // CHECK-LABEL: func.func @dynamic_tiles(
+// CHECK-SAME:      %[[X:[a-z0-9_]+]]: memref<?xf32>, %[[N:[a-z0-9_]+]]: index)
+// CHECK:         %[[SPAN:.*]] = arith.subi %[[N]], %{{.*}} : index
+// CHECK:         %[[TRIPS:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : index
+// CHECK:         %[[TILES:.*]] = arith.maxsi %[[TRIPS]], %{{.*}} : index
+// CHECK:         %[[TILE:.*]] = arith.constant 64 : index
+// CHECK:         %[[WORK:.*]] = arith.muli %[[TILES]], %{{.*}} : index
+// CHECK:         arith.cmpi sge, %[[WORK]], %{{.*}} : index
+// CHECK:         scf.if
+// CHECK:           call @kiln_rt_parallel_for(
+// CHECK:         } else {
+// CHECK:           scf.parallel
+func.func @dynamic_tiles(%x: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  scf.parallel (%t) = (%c0) to (%n) step (%c64) {
+    %size = affine.min affine_map<(d0)[s0] -> (64, s0 - d0)>(%t)[%n]
+    scf.for %j = %c0 to %size step %c1 {
+      %i = arith.addi %t, %j : index
+      memref.store %one, %x[%i] : memref<?xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// A trip count computed inside the loop with no constant bound cannot be known
+// before the loop runs: the loop counts as large and goes parallel unconditionally,
+// and nothing of the attempt to count it is left.
+// CHECK-LABEL: func.func @dynamic_unbounded(
+// CHECK:         llvm.alloca
+// CHECK-NOT:     arith.ceildivsi
+// CHECK:         llvm.store
+// CHECK-NOT:     scf.if
+// CHECK:         arith.ceildivsi
 // CHECK-NOT:     scf.if
 // CHECK:         call @kiln_rt_parallel_for(
-func.func @dynamic_tiles(%x: memref<?xf32>, %n: index) {
+func.func @dynamic_unbounded(%x: memref<?xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
