@@ -26,7 +26,7 @@ void populateSimplifyAlgebraPatterns(RewritePatternSet &patterns);
 void populateKilnElementwiseToLinalgPatterns(RewritePatternSet &patterns);
 
 // Adds kiln-convert-to-linalg's patterns for broadcast_in_dim, reshape,
-// transpose, slice, concat, gather and iota.
+// transpose, slice, concat, gather, scatter_add and iota.
 void populateKilnDataMovementToLinalgPatterns(RewritePatternSet &patterns);
 
 // Adds kiln-convert-to-linalg's pattern for reduce (fill + reduction generic).

@@ -145,7 +145,9 @@ def KilnConvertToLinalgPass : Pass<"kiln-convert-to-linalg", "func::FuncOp"> {
     (size-1 dims at index 0); reshape, transpose, slice and concat become
     tensor.collapse_shape/expand_shape, linalg.transpose,
     tensor.extract_slice and tensor.concat; gather a linalg.generic of
-    tensor.extract, iota one of linalg.index; reduce a linalg.fill of the
+    tensor.extract, iota one of linalg.index; scatter_add zeros and an scf.for
+    over the indices in order, each step adding one slice of the updates into
+    the result (the eager kernel's order of adds); reduce a linalg.fill of the
     neutral element and a linalg.generic with reduction iterators (float sums
     in f64, as the eager kernels) writing the result in its own shape
     (keep_dims' size-1 dims are unit loops, so no reshape separates a
@@ -159,13 +161,14 @@ def KilnConvertToLinalgPass : Pass<"kiln-convert-to-linalg", "func::FuncOp"> {
 
     Library ops (matmul, conv2d, pool2d), rng, callbacks, kiln.fusion and
     kiln.yield stay as they are; the ops inside fusion bodies are converted.
-    An op the patterns cannot lower (scatter_add, which only the host runs)
-    fails the pass with an error naming it.
+    An op the patterns cannot lower (scatter_add with 0-d indices) fails the
+    pass with an error naming it.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

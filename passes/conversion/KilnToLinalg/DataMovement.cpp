@@ -1,5 +1,6 @@
 // kiln→linalg for ops that move data without computing: broadcast_in_dim,
-// reshape, transpose, slice, concat, gather and iota, to linalg and tensor ops.
+// reshape, transpose, slice, concat, gather, scatter_add and iota, to linalg,
+// tensor (and for scatter_add scf) ops.
 // `?` dims take their sizes from the operands (tensor.dim) or from the ops'
 // dynamic size operands, so one kernel serves every size.
 #include "dialect/KilnOps.h"
@@ -8,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -204,10 +206,25 @@ struct ConcatToTensor : OpConversionPattern<ConcatOp> {
   }
 };
 
+// The last index of a dim of `extent` elements (0 for an empty one).
+OpFoldResult lastIndex(const SizeBuilder &sizes, OpFoldResult extent) {
+  return sizes.max(sizes.sub(extent, sizes.b.getIndexAttr(1)),
+                   sizes.b.getIndexAttr(0));
+}
+
+// An element of an index tensor as an index clamped into [0, last]: the eager
+// ops reject an out-of-range index; compiled code cannot raise, so it stays
+// within the tensor rather than touch memory outside it.
+Value clampIndex(OpBuilder &b, Location loc, Value element, OpFoldResult last) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), element);
+  index = arith::MaxSIOp::create(b, loc, index,
+                                 arith::ConstantIndexOp::create(b, loc, 0));
+  return arith::MinSIOp::create(b, loc, index, SizeBuilder{b, loc}.value(last));
+}
+
 // kiln.gather → linalg.generic over the result reading `indices` at result
-// dims [dim, dim + rank(indices)) and extracting the element of x it names.
-// The eager op rejects an out-of-range index; compiled code cannot raise, so
-// it clamps the index into x rather than read outside it.
+// dims [dim, dim + rank(indices)) and extracting the element of x it names
+// (the index clamped into x).
 struct GatherToGeneric : OpConversionPattern<GatherOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -226,10 +243,8 @@ struct GatherToGeneric : OpConversionPattern<GatherOp> {
                       : d < dim + indexRank
                           ? dimSize(rewriter, loc, indices, d - dim)
                           : dimSize(rewriter, loc, x, d - indexRank + 1));
-    SizeBuilder sizes{rewriter, loc};
-    OpFoldResult last = sizes.max(
-        sizes.sub(dimSize(rewriter, loc, x, dim), rewriter.getIndexAttr(1)),
-        rewriter.getIndexAttr(0));
+    OpFoldResult last =
+        lastIndex(SizeBuilder{rewriter, loc}, dimSize(rewriter, loc, x, dim));
     SmallVector<AffineExpr> reads;
     for (int64_t k = 0; k < indexRank; ++k)
       reads.push_back(rewriter.getAffineDimExpr(dim + k));
@@ -239,12 +254,7 @@ struct GatherToGeneric : OpConversionPattern<GatherOp> {
     Value result = buildParallelGenericInto(
         rewriter, loc, init, indices, map,
         [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          Value index =
-              arith::IndexCastOp::create(b, loc, b.getIndexType(), elements[0]);
-          index = arith::MaxSIOp::create(
-              b, loc, index, arith::ConstantIndexOp::create(b, loc, 0));
-          index = arith::MinSIOp::create(b, loc, index,
-                                         SizeBuilder{b, loc}.value(last));
+          Value index = clampIndex(b, loc, elements[0], last);
           SmallVector<Value> at;
           for (int64_t d = 0; d < xType.getRank(); ++d)
             at.push_back(d == dim ? index
@@ -284,11 +294,118 @@ struct IotaToGeneric : OpConversionPattern<IotaOp> {
   }
 };
 
+// kiln.scatter_add → a linalg.fill of zeros, then an scf.for over the indices in
+// their order (k ascending, as the eager kernel adds them into each destination):
+// slice k of the updates added into the result's slice at indices[k] by a
+// linalg.generic, in the math type and rounded at each add, as the eager kernel.
+// The index is clamped into the result, as gather's into its operand.
+struct ScatterAddToLoop : OpConversionPattern<ScatterAddOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ScatterAddOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value updates = adaptor.getUpdates(), indices = adaptor.getIndices();
+    const int64_t dim = op.getDim(),
+                  indexRank = cast<RankedTensorType>(indices.getType()).getRank();
+    if (indexRank == 0)
+      return op.emitOpError("cannot be converted to linalg: 0-d indices");
+    SizeBuilder sizes{rewriter, loc};
+    OpFoldResult size = adaptor.getDynamicSize()
+                            ? OpFoldResult(adaptor.getDynamicSize())
+                            : rewriter.getIndexAttr(op.getSize());
+    // The result's sizes; a slice of it (or of the updates, rank-reduced) at one
+    // index has 1 in place of `size`.
+    SmallVector<OpFoldResult> shape, sliceShape;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      OpFoldResult extent =
+          d < dim ? dimSize(rewriter, loc, updates, d)
+          : d == dim
+              ? size
+              : dimSize(rewriter, loc, updates, d + indexRank - 1);
+      shape.push_back(extent);
+      sliceShape.push_back(d == dim ? rewriter.getIndexAttr(1) : extent);
+    }
+    Type element = type.getElementType();
+    Value zero = arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getZeroAttr(element));
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, element);
+    Value result =
+        linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+    SmallVector<Value> indexSizes;
+    OpFoldResult count = rewriter.getIndexAttr(1);
+    for (int64_t k = 0; k < indexRank; ++k) {
+      OpFoldResult extent = dimSize(rewriter, loc, indices, k);
+      indexSizes.push_back(sizes.value(extent));
+      count = sizes.mul(count, extent);
+    }
+    Value last = sizes.value(lastIndex(sizes, size));
+    auto loop = scf::ForOp::create(
+        rewriter, loc, sizes.value(rewriter.getIndexAttr(0)), sizes.value(count),
+        sizes.value(rewriter.getIndexAttr(1)), ValueRange{result});
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(loop.getBody());
+    Value acc = loop.getRegionIterArgs()[0];
+    // The coordinates of k in `indices` (row-major), then the index they hold.
+    SmallVector<Value> at(indexRank);
+    Value rest = loop.getInductionVar();
+    for (int64_t k = indexRank - 1; k > 0; --k) {
+      at[k] = arith::RemUIOp::create(rewriter, loc, rest, indexSizes[k]);
+      rest = arith::DivUIOp::create(rewriter, loc, rest, indexSizes[k]);
+    }
+    at[0] = rest;
+    Value index = clampIndex(
+        rewriter, loc, tensor::ExtractOp::create(rewriter, loc, indices, at), last);
+
+    const int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)),
+        strides(rank, rewriter.getIndexAttr(1));
+    offsets[dim] = index;
+    Value into = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets,
+                                                sliceShape, strides);
+    SmallVector<OpFoldResult> from(dim, rewriter.getIndexAttr(0)), fromSizes;
+    llvm::append_range(from, at);
+    from.append(rank - dim - 1, rewriter.getIndexAttr(0));
+    for (int64_t d = 0; d < int64_t(from.size()); ++d)
+      fromSizes.push_back(d >= dim && d < dim + indexRank
+                              ? rewriter.getIndexAttr(1)
+                              : dimSize(rewriter, loc, updates, d));
+    Value slice = tensor::ExtractSliceOp::create(
+        rewriter, loc, cast<RankedTensorType>(into.getType()), updates, from,
+        fromSizes, SmallVector<OpFoldResult>(from.size(), rewriter.getIndexAttr(1)));
+    Type math = mathTypeOf(element);
+    SmallVector<AffineMap> maps(2, rewriter.getMultiDimIdentityMap(rank));
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    Value sum =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{into.getType()}, slice, into, maps, iterators,
+            [&](OpBuilder &b, Location nloc, ValueRange args) {
+              Value update = convertScalar(b, nloc, args[0], math),
+                    held = convertScalar(b, nloc, args[1], math);
+              Value added =
+                  isa<FloatType>(math)
+                      ? arith::AddFOp::create(b, nloc, held, update).getResult()
+                      : arith::AddIOp::create(b, nloc, held, update).getResult();
+              linalg::YieldOp::create(b, nloc, convertScalar(b, nloc, added, element));
+            })
+            .getResult(0);
+    scf::YieldOp::create(
+        rewriter, loc,
+        tensor::InsertSliceOp::create(rewriter, loc, sum, acc, offsets, sliceShape,
+                                      strides)
+            .getResult());
+    rewriter.replaceOp(op, loop.getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateKilnDataMovementToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<BroadcastToGeneric, ConcatToTensor, GatherToGeneric,
-               IotaToGeneric, ReshapeToTensor, SliceToTensor,
+               IotaToGeneric, ReshapeToTensor, ScatterAddToLoop, SliceToTensor,
                TransposeToLinalg>(
       patterns.getContext());
 }

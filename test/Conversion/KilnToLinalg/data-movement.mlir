@@ -209,3 +209,31 @@ func.func @gather_iota_dynamic(%x: tensor<?x4xf32>, %i: tensor<?xi64>, %n: index
   %1 = kiln.iota dim = 0, shape = [%n, 2], dtype = f32
   return %0, %1 : tensor<?x4xf32>, tensor<?x2xf32>
 }
+
+// -----
+
+// scatter_add: zeros, then one step per index in order (the eager kernel's order of
+// adds into each destination): the slice of the updates at k added into the result's
+// slice at indices[k], clamped into [0, size - 1]. 2-d indices are walked row-major.
+// CHECK-LABEL: func.func @scatter_add(
+// CHECK-SAME:    %[[U:.*]]: tensor<2x?x3xf32>, %[[I:.*]]: tensor<?x3xi64>, %[[N:.*]]: index)
+// CHECK:         %[[E:.*]] = tensor.empty(%[[N]]) : tensor<2x?xf32>
+// CHECK:         %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<2x?xf32>)
+// CHECK:         %[[ROWS:.*]] = tensor.dim %[[I]], %{{.*}} : tensor<?x3xi64>
+// CHECK:         %[[K:.*]] = arith.muli %[[ROWS]], %{{.*}} : index
+// CHECK:         %[[LAST:.*]] = arith.maxsi
+// CHECK:         scf.for %[[J:.*]] = %{{.*}} to %[[K]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[Z]]) -> (tensor<2x?xf32>) {
+// CHECK:           %[[COL:.*]] = arith.remui %[[J]], %{{.*}} : index
+// CHECK:           %[[ROW:.*]] = arith.divui %[[J]], %{{.*}} : index
+// CHECK:           %[[IDX:.*]] = tensor.extract %[[I]][%[[ROW]], %[[COL]]] : tensor<?x3xi64>
+// CHECK:           %[[CLAMPED:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
+// CHECK:           %[[DST:.*]] = tensor.extract_slice %[[ACC]][0, %[[CLAMPED]]] [2, 1] [1, 1]
+// CHECK:           %[[SRC:.*]] = tensor.extract_slice %[[U]][0, %[[ROW]], %[[COL]]] [2, 1, 1] [1, 1, 1] : tensor<2x?x3xf32> to tensor<2x1xf32>
+// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}} ins(%[[SRC]] : tensor<2x1xf32>) outs(%[[DST]] : tensor<2x1xf32>)
+// CHECK:             arith.addf
+// CHECK:           %[[NEXT:.*]] = tensor.insert_slice %[[SUM]] into %[[ACC]][0, %[[CLAMPED]]] [2, 1] [1, 1]
+// CHECK:           scf.yield %[[NEXT]]
+func.func @scatter_add(%u: tensor<2x?x3xf32>, %i: tensor<?x3xi64>, %n: index) -> tensor<2x?xf32> {
+  %0 = kiln.scatter_add %u[%i], dim = 1, size = %n : tensor<2x?x3xf32>, tensor<?x3xi64>
+  return %0 : tensor<2x?xf32>
+}

@@ -1,7 +1,7 @@
 // RUN: kiln-opt %s --kiln-convert-to-linalg \
 // RUN:   | kiln-opt --linalg-fuse-elementwise-ops \
 // RUN:       --one-shot-bufferize="bufferize-function-boundaries" \
-// RUN:       --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata \
+// RUN:       --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata --lower-affine \
 // RUN:       --finalize-memref-to-llvm --convert-math-to-funcs --convert-math-to-llvm \
 // RUN:       --convert-math-to-libm --convert-to-llvm --reconcile-unrealized-casts \
 // RUN:   | mlir-runner -e main -entry-point-result=void \
@@ -112,6 +112,35 @@ func.func @data_movement() {
   return
 }
 
+// scatter_add adds in index order, one float32 rounding per add, as the eager
+// kernel: 1e8 - 1e8 + 1 = 1 at index 0 (another order would give 0), with a `?`
+// size and `?` updates, as a batch's cross-entropy backward. Then 2x2 indices into
+// 3 rows: rows [0 1 2] and [3 4 5] land at 1 and 0, both again at 2 (index 9 clamps
+// to 2): column 1 of the result is 4, 1, 1 + 4.
+// CHECK-LABEL: data =
+// CHECK-NEXT:  [1,   0,   0],
+// CHECK-NEXT:  [4,   1,   5]
+func.func @scatter(%n: index) {
+  %u = kiln.constant dense<[1.0e8, -1.0e8, 1.0]> : tensor<3xf32>
+  %i = kiln.constant dense<[0, 0, 0]> : tensor<3xi64>
+  %ud = tensor.cast %u : tensor<3xf32> to tensor<?xf32>
+  %id = tensor.cast %i : tensor<3xi64> to tensor<?xi64>
+  %s = kiln.scatter_add %ud[%id], dim = 0, size = %n : tensor<?xf32>, tensor<?xi64>
+  %ss = tensor.cast %s : tensor<?xf32> to tensor<3xf32>
+  %rows = kiln.constant dense<[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]> : tensor<2x3xf32>
+  %ri = kiln.constant dense<[[1, 0], [2, 9]]> : tensor<2x2xi32>
+  %flat = kiln.reshape %rows, shape = [6] : tensor<2x3xf32>
+  %twice = kiln.concat(%flat, %flat) dim = 0 : tensor<6xf32>, tensor<6xf32>
+  %u2 = kiln.reshape %twice, shape = [2, 2, 3] : tensor<12xf32>
+  %r2 = kiln.scatter_add %u2[%ri], dim = 0, size = 3 : tensor<2x2x3xf32>, tensor<2x2xi32>
+  %col = kiln.slice %r2, start = [0, 1], limit = [3, 2], stride = [1, 1] : tensor<3x3xf32>
+  %c = kiln.reshape %col, shape = [3] : tensor<3x1xf32>
+  %both = kiln.concat(%ss, %c) dim = 0 : tensor<3xf32>, tensor<3xf32>
+  %r = kiln.reshape %both, shape = [2, 3] : tensor<6xf32>
+  call @print(%r) : (tensor<2x3xf32>) -> ()
+  return
+}
+
 func.func @main() {
   %x = kiln.constant dense<[[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]> : tensor<2x3xf32>
   call @softmax(%x) : (tensor<2x3xf32>) -> ()
@@ -120,5 +149,7 @@ func.func @main() {
   call @activations() : () -> ()
   call @integers() : () -> ()
   call @data_movement() : () -> ()
+  %c3 = arith.constant 3 : index
+  call @scatter(%c3) : (index) -> ()
   return
 }
