@@ -185,9 +185,10 @@ def KilnTileRowsPass : Pass<"kiln-tile-rows", "func::FuncOp"> {
     carries it to the kernel). The linalg.generic producing the kernel's one
     result is tiled along its leading `kiln.row_dims` loops (tiles of about
     `tile-bytes` of the result: one row of each outer dim, as many of the last
-    as fit) into an scf.forall, and every producer of its tile, reductions
-    included, is fused into the loop (scf tile-and-fuse over the
-    TilingInterface). Each tile then reduces and normalizes rows that are
+    as fit; a `?` row dim's last tile is cut short at run time, and the dims a
+    row spans must be static) into an scf.forall, and every producer of its
+    tile, reductions included, is fused into the loop (scf tile-and-fuse over
+    the TilingInterface). Each tile then reduces and normalizes rows that are
     still in cache, so the kernel reads its inputs from memory once instead
     of once per reduction. Before tiling, a cheap all-parallel producer with
     several users (at most four arith ops in its payload) is fused into each of
