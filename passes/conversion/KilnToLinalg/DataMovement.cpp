@@ -294,6 +294,41 @@ struct IotaToGeneric : OpConversionPattern<IotaOp> {
   }
 };
 
+// The coordinates of `linear` in a tensor of `sizes`, row-major.
+SmallVector<Value> coordinates(OpBuilder &b, Location loc, Value linear,
+                               ArrayRef<Value> sizes) {
+  SmallVector<Value> at(sizes.size());
+  for (size_t k = sizes.size() - 1; k > 0; --k) {
+    at[k] = arith::RemUIOp::create(b, loc, linear, sizes[k]);
+    linear = arith::DivUIOp::create(b, loc, linear, sizes[k]);
+  }
+  at[0] = linear;
+  return at;
+}
+
+// `into` + `values` (of one type) as the eager kernels add: in the math type,
+// rounded back.
+Value addInto(OpBuilder &b, Location loc, Value values, Value into) {
+  auto type = cast<RankedTensorType>(into.getType());
+  Type element = type.getElementType(), math = mathTypeOf(element);
+  SmallVector<AffineMap> maps(2, b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, values, into, maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value update = convertScalar(nb, nloc, args[0], math),
+                     held = convertScalar(nb, nloc, args[1], math);
+               Value sum =
+                   isa<FloatType>(math)
+                       ? arith::AddFOp::create(nb, nloc, held, update).getResult()
+                       : arith::AddIOp::create(nb, nloc, held, update).getResult();
+               linalg::YieldOp::create(nb, nloc,
+                                       convertScalar(nb, nloc, sum, element));
+             })
+      .getResult(0);
+}
+
 // kiln.scatter_add → a linalg.fill of zeros, then an scf.for over the indices in
 // their order (k ascending, as the eager kernel adds them into each destination):
 // slice k of the updates added into the result's slice at indices[k] by a
@@ -348,14 +383,8 @@ struct ScatterAddToLoop : OpConversionPattern<ScatterAddOp> {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(loop.getBody());
     Value acc = loop.getRegionIterArgs()[0];
-    // The coordinates of k in `indices` (row-major), then the index they hold.
-    SmallVector<Value> at(indexRank);
-    Value rest = loop.getInductionVar();
-    for (int64_t k = indexRank - 1; k > 0; --k) {
-      at[k] = arith::RemUIOp::create(rewriter, loc, rest, indexSizes[k]);
-      rest = arith::DivUIOp::create(rewriter, loc, rest, indexSizes[k]);
-    }
-    at[0] = rest;
+    SmallVector<Value> at =
+        coordinates(rewriter, loc, loop.getInductionVar(), indexSizes);
     Value index = clampIndex(
         rewriter, loc, tensor::ExtractOp::create(rewriter, loc, indices, at), last);
 
@@ -365,6 +394,7 @@ struct ScatterAddToLoop : OpConversionPattern<ScatterAddOp> {
     offsets[dim] = index;
     Value into = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets,
                                                 sliceShape, strides);
+    // Slice k of the updates: 1 in the indices' dims, dropped but one.
     SmallVector<OpFoldResult> from(dim, rewriter.getIndexAttr(0)), fromSizes;
     llvm::append_range(from, at);
     from.append(rank - dim - 1, rewriter.getIndexAttr(0));
@@ -375,26 +405,10 @@ struct ScatterAddToLoop : OpConversionPattern<ScatterAddOp> {
     Value slice = tensor::ExtractSliceOp::create(
         rewriter, loc, cast<RankedTensorType>(into.getType()), updates, from,
         fromSizes, SmallVector<OpFoldResult>(from.size(), rewriter.getIndexAttr(1)));
-    Type math = mathTypeOf(element);
-    SmallVector<AffineMap> maps(2, rewriter.getMultiDimIdentityMap(rank));
-    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-    Value sum =
-        linalg::GenericOp::create(
-            rewriter, loc, TypeRange{into.getType()}, slice, into, maps, iterators,
-            [&](OpBuilder &b, Location nloc, ValueRange args) {
-              Value update = convertScalar(b, nloc, args[0], math),
-                    held = convertScalar(b, nloc, args[1], math);
-              Value added =
-                  isa<FloatType>(math)
-                      ? arith::AddFOp::create(b, nloc, held, update).getResult()
-                      : arith::AddIOp::create(b, nloc, held, update).getResult();
-              linalg::YieldOp::create(b, nloc, convertScalar(b, nloc, added, element));
-            })
-            .getResult(0);
     scf::YieldOp::create(
         rewriter, loc,
-        tensor::InsertSliceOp::create(rewriter, loc, sum, acc, offsets, sliceShape,
-                                      strides)
+        tensor::InsertSliceOp::create(rewriter, loc, addInto(rewriter, loc, slice, into),
+                                      acc, offsets, sliceShape, strides)
             .getResult());
     rewriter.replaceOp(op, loop.getResults());
     return success();
