@@ -51,6 +51,14 @@
 // CHECK-NEXT: {{^}}3, 0{{$}}
 // CHECK-NEXT: {{^}}3, 0{{$}}
 // CHECK-NEXT: {{^}}3, 0{{$}}
+// CHECK-NEXT: {{^}}1, 0{{$}}
+// CHECK-NEXT: {{^}}1, 0{{$}}
+// CHECK-NEXT: {{^}}1, 0{{$}}
+// CHECK-NEXT: {{^}}1, 0{{$}}
+// CHECK-NEXT: {{^}}35, 0{{$}}
+// CHECK-NEXT: {{^}}35, 0{{$}}
+// CHECK-NEXT: {{^}}35, 0{{$}}
+// CHECK-NEXT: {{^}}35, 0{{$}}
 // CHECK-NEXT: {{^}}40, 0{{$}}
 // CHECK-NEXT: {{^}}680, 0{{$}}
 // CHECK-NEXT: {{^}}1320, 0{{$}}
@@ -131,6 +139,16 @@ func.func private @sum_outer_1(memref<1x3x20xf32>, memref<3xf32>)
 func.func private @sum_outer_17(memref<17x3x20xf32>, memref<3xf32>)
 func.func private @sum_outer_33(memref<33x3x20xf32>, memref<3xf32>)
 func.func private @sum_outer_257(memref<257x3x20xf32>, memref<3xf32>)
+func.func private @sum_all_keep(memref<?x32xf32>, memref<1x1xf32>)
+func.func private @sum_all_keep_1(memref<1x32xf32>, memref<1x1xf32>)
+func.func private @sum_all_keep_17(memref<17x32xf32>, memref<1x1xf32>)
+func.func private @sum_all_keep_33(memref<33x32xf32>, memref<1x1xf32>)
+func.func private @sum_all_keep_257(memref<257x32xf32>, memref<1x1xf32>)
+func.func private @mean_batch_keep(memref<?x5x7xf32>, memref<1x5x7xf32>)
+func.func private @mean_batch_keep_1(memref<1x5x7xf32>, memref<1x5x7xf32>)
+func.func private @mean_batch_keep_17(memref<17x5x7xf32>, memref<1x5x7xf32>)
+func.func private @mean_batch_keep_33(memref<33x5x7xf32>, memref<1x5x7xf32>)
+func.func private @mean_batch_keep_257(memref<257x5x7xf32>, memref<1x5x7xf32>)
 func.func private @softmax(memref<?x40xf32>, memref<?x40xf32>)
 func.func private @softmax_1(memref<1x40xf32>, memref<1x40xf32>)
 func.func private @softmax_17(memref<17x40xf32>, memref<17x40xf32>)
@@ -512,6 +530,160 @@ func.func @main() {
   call @differences(%sum_outer_257_a, %sum_outer_257_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
   memref.dealloc %sum_outer_257_sb : memref<3xf32>
   memref.dealloc %sum_outer_257_db : memref<3xf32>
+  // sum_all_keep
+  %sum_all_keep_1_n = arith.constant 32 : index
+  %sum_all_keep_1_x = call @input(%sum_all_keep_1_n) : (index) -> tensor<?xf32>
+  %sum_all_keep_1_xs = tensor.cast %sum_all_keep_1_x : tensor<?xf32> to tensor<32xf32>
+  %sum_all_keep_1_in = kiln.reshape %sum_all_keep_1_xs, shape = [1, 32] : tensor<32xf32>
+  %sum_all_keep_1_xb = bufferization.to_buffer %sum_all_keep_1_in : tensor<1x32xf32> to memref<1x32xf32>
+  %sum_all_keep_1_sb = memref.alloc() : memref<1x1xf32>
+  call @sum_all_keep_1(%sum_all_keep_1_xb, %sum_all_keep_1_sb) : (memref<1x32xf32>, memref<1x1xf32>) -> ()
+  %sum_all_keep_1_xd = memref.cast %sum_all_keep_1_xb : memref<1x32xf32> to memref<?x32xf32>
+  %sum_all_keep_1_db = memref.alloc() : memref<1x1xf32>
+  call @sum_all_keep(%sum_all_keep_1_xd, %sum_all_keep_1_db) : (memref<?x32xf32>, memref<1x1xf32>) -> ()
+  %sum_all_keep_1_s = bufferization.to_tensor %sum_all_keep_1_sb restrict : memref<1x1xf32> to tensor<1x1xf32>
+  %sum_all_keep_1_d = bufferization.to_tensor %sum_all_keep_1_db restrict : memref<1x1xf32> to tensor<1x1xf32>
+  %sum_all_keep_1_af = kiln.reshape %sum_all_keep_1_s, shape = [1] : tensor<1x1xf32>
+  %sum_all_keep_1_a = tensor.cast %sum_all_keep_1_af : tensor<1xf32> to tensor<?xf32>
+  %sum_all_keep_1_bf = kiln.reshape %sum_all_keep_1_d, shape = [1] : tensor<1x1xf32>
+  %sum_all_keep_1_b = tensor.cast %sum_all_keep_1_bf : tensor<1xf32> to tensor<?xf32>
+  call @differences(%sum_all_keep_1_a, %sum_all_keep_1_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %sum_all_keep_1_sb : memref<1x1xf32>
+  memref.dealloc %sum_all_keep_1_db : memref<1x1xf32>
+  %sum_all_keep_17_n = arith.constant 544 : index
+  %sum_all_keep_17_x = call @input(%sum_all_keep_17_n) : (index) -> tensor<?xf32>
+  %sum_all_keep_17_xs = tensor.cast %sum_all_keep_17_x : tensor<?xf32> to tensor<544xf32>
+  %sum_all_keep_17_in = kiln.reshape %sum_all_keep_17_xs, shape = [17, 32] : tensor<544xf32>
+  %sum_all_keep_17_xb = bufferization.to_buffer %sum_all_keep_17_in : tensor<17x32xf32> to memref<17x32xf32>
+  %sum_all_keep_17_sb = memref.alloc() : memref<1x1xf32>
+  call @sum_all_keep_17(%sum_all_keep_17_xb, %sum_all_keep_17_sb) : (memref<17x32xf32>, memref<1x1xf32>) -> ()
+  %sum_all_keep_17_xd = memref.cast %sum_all_keep_17_xb : memref<17x32xf32> to memref<?x32xf32>
+  %sum_all_keep_17_db = memref.alloc() : memref<1x1xf32>
+  call @sum_all_keep(%sum_all_keep_17_xd, %sum_all_keep_17_db) : (memref<?x32xf32>, memref<1x1xf32>) -> ()
+  %sum_all_keep_17_s = bufferization.to_tensor %sum_all_keep_17_sb restrict : memref<1x1xf32> to tensor<1x1xf32>
+  %sum_all_keep_17_d = bufferization.to_tensor %sum_all_keep_17_db restrict : memref<1x1xf32> to tensor<1x1xf32>
+  %sum_all_keep_17_af = kiln.reshape %sum_all_keep_17_s, shape = [1] : tensor<1x1xf32>
+  %sum_all_keep_17_a = tensor.cast %sum_all_keep_17_af : tensor<1xf32> to tensor<?xf32>
+  %sum_all_keep_17_bf = kiln.reshape %sum_all_keep_17_d, shape = [1] : tensor<1x1xf32>
+  %sum_all_keep_17_b = tensor.cast %sum_all_keep_17_bf : tensor<1xf32> to tensor<?xf32>
+  call @differences(%sum_all_keep_17_a, %sum_all_keep_17_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %sum_all_keep_17_sb : memref<1x1xf32>
+  memref.dealloc %sum_all_keep_17_db : memref<1x1xf32>
+  %sum_all_keep_33_n = arith.constant 1056 : index
+  %sum_all_keep_33_x = call @input(%sum_all_keep_33_n) : (index) -> tensor<?xf32>
+  %sum_all_keep_33_xs = tensor.cast %sum_all_keep_33_x : tensor<?xf32> to tensor<1056xf32>
+  %sum_all_keep_33_in = kiln.reshape %sum_all_keep_33_xs, shape = [33, 32] : tensor<1056xf32>
+  %sum_all_keep_33_xb = bufferization.to_buffer %sum_all_keep_33_in : tensor<33x32xf32> to memref<33x32xf32>
+  %sum_all_keep_33_sb = memref.alloc() : memref<1x1xf32>
+  call @sum_all_keep_33(%sum_all_keep_33_xb, %sum_all_keep_33_sb) : (memref<33x32xf32>, memref<1x1xf32>) -> ()
+  %sum_all_keep_33_xd = memref.cast %sum_all_keep_33_xb : memref<33x32xf32> to memref<?x32xf32>
+  %sum_all_keep_33_db = memref.alloc() : memref<1x1xf32>
+  call @sum_all_keep(%sum_all_keep_33_xd, %sum_all_keep_33_db) : (memref<?x32xf32>, memref<1x1xf32>) -> ()
+  %sum_all_keep_33_s = bufferization.to_tensor %sum_all_keep_33_sb restrict : memref<1x1xf32> to tensor<1x1xf32>
+  %sum_all_keep_33_d = bufferization.to_tensor %sum_all_keep_33_db restrict : memref<1x1xf32> to tensor<1x1xf32>
+  %sum_all_keep_33_af = kiln.reshape %sum_all_keep_33_s, shape = [1] : tensor<1x1xf32>
+  %sum_all_keep_33_a = tensor.cast %sum_all_keep_33_af : tensor<1xf32> to tensor<?xf32>
+  %sum_all_keep_33_bf = kiln.reshape %sum_all_keep_33_d, shape = [1] : tensor<1x1xf32>
+  %sum_all_keep_33_b = tensor.cast %sum_all_keep_33_bf : tensor<1xf32> to tensor<?xf32>
+  call @differences(%sum_all_keep_33_a, %sum_all_keep_33_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %sum_all_keep_33_sb : memref<1x1xf32>
+  memref.dealloc %sum_all_keep_33_db : memref<1x1xf32>
+  %sum_all_keep_257_n = arith.constant 8224 : index
+  %sum_all_keep_257_x = call @input(%sum_all_keep_257_n) : (index) -> tensor<?xf32>
+  %sum_all_keep_257_xs = tensor.cast %sum_all_keep_257_x : tensor<?xf32> to tensor<8224xf32>
+  %sum_all_keep_257_in = kiln.reshape %sum_all_keep_257_xs, shape = [257, 32] : tensor<8224xf32>
+  %sum_all_keep_257_xb = bufferization.to_buffer %sum_all_keep_257_in : tensor<257x32xf32> to memref<257x32xf32>
+  %sum_all_keep_257_sb = memref.alloc() : memref<1x1xf32>
+  call @sum_all_keep_257(%sum_all_keep_257_xb, %sum_all_keep_257_sb) : (memref<257x32xf32>, memref<1x1xf32>) -> ()
+  %sum_all_keep_257_xd = memref.cast %sum_all_keep_257_xb : memref<257x32xf32> to memref<?x32xf32>
+  %sum_all_keep_257_db = memref.alloc() : memref<1x1xf32>
+  call @sum_all_keep(%sum_all_keep_257_xd, %sum_all_keep_257_db) : (memref<?x32xf32>, memref<1x1xf32>) -> ()
+  %sum_all_keep_257_s = bufferization.to_tensor %sum_all_keep_257_sb restrict : memref<1x1xf32> to tensor<1x1xf32>
+  %sum_all_keep_257_d = bufferization.to_tensor %sum_all_keep_257_db restrict : memref<1x1xf32> to tensor<1x1xf32>
+  %sum_all_keep_257_af = kiln.reshape %sum_all_keep_257_s, shape = [1] : tensor<1x1xf32>
+  %sum_all_keep_257_a = tensor.cast %sum_all_keep_257_af : tensor<1xf32> to tensor<?xf32>
+  %sum_all_keep_257_bf = kiln.reshape %sum_all_keep_257_d, shape = [1] : tensor<1x1xf32>
+  %sum_all_keep_257_b = tensor.cast %sum_all_keep_257_bf : tensor<1xf32> to tensor<?xf32>
+  call @differences(%sum_all_keep_257_a, %sum_all_keep_257_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %sum_all_keep_257_sb : memref<1x1xf32>
+  memref.dealloc %sum_all_keep_257_db : memref<1x1xf32>
+  // mean_batch_keep
+  %mean_batch_keep_1_n = arith.constant 35 : index
+  %mean_batch_keep_1_x = call @input(%mean_batch_keep_1_n) : (index) -> tensor<?xf32>
+  %mean_batch_keep_1_xs = tensor.cast %mean_batch_keep_1_x : tensor<?xf32> to tensor<35xf32>
+  %mean_batch_keep_1_in = kiln.reshape %mean_batch_keep_1_xs, shape = [1, 5, 7] : tensor<35xf32>
+  %mean_batch_keep_1_xb = bufferization.to_buffer %mean_batch_keep_1_in : tensor<1x5x7xf32> to memref<1x5x7xf32>
+  %mean_batch_keep_1_sb = memref.alloc() : memref<1x5x7xf32>
+  call @mean_batch_keep_1(%mean_batch_keep_1_xb, %mean_batch_keep_1_sb) : (memref<1x5x7xf32>, memref<1x5x7xf32>) -> ()
+  %mean_batch_keep_1_xd = memref.cast %mean_batch_keep_1_xb : memref<1x5x7xf32> to memref<?x5x7xf32>
+  %mean_batch_keep_1_db = memref.alloc() : memref<1x5x7xf32>
+  call @mean_batch_keep(%mean_batch_keep_1_xd, %mean_batch_keep_1_db) : (memref<?x5x7xf32>, memref<1x5x7xf32>) -> ()
+  %mean_batch_keep_1_s = bufferization.to_tensor %mean_batch_keep_1_sb restrict : memref<1x5x7xf32> to tensor<1x5x7xf32>
+  %mean_batch_keep_1_d = bufferization.to_tensor %mean_batch_keep_1_db restrict : memref<1x5x7xf32> to tensor<1x5x7xf32>
+  %mean_batch_keep_1_af = kiln.reshape %mean_batch_keep_1_s, shape = [35] : tensor<1x5x7xf32>
+  %mean_batch_keep_1_a = tensor.cast %mean_batch_keep_1_af : tensor<35xf32> to tensor<?xf32>
+  %mean_batch_keep_1_bf = kiln.reshape %mean_batch_keep_1_d, shape = [35] : tensor<1x5x7xf32>
+  %mean_batch_keep_1_b = tensor.cast %mean_batch_keep_1_bf : tensor<35xf32> to tensor<?xf32>
+  call @differences(%mean_batch_keep_1_a, %mean_batch_keep_1_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %mean_batch_keep_1_sb : memref<1x5x7xf32>
+  memref.dealloc %mean_batch_keep_1_db : memref<1x5x7xf32>
+  %mean_batch_keep_17_n = arith.constant 595 : index
+  %mean_batch_keep_17_x = call @input(%mean_batch_keep_17_n) : (index) -> tensor<?xf32>
+  %mean_batch_keep_17_xs = tensor.cast %mean_batch_keep_17_x : tensor<?xf32> to tensor<595xf32>
+  %mean_batch_keep_17_in = kiln.reshape %mean_batch_keep_17_xs, shape = [17, 5, 7] : tensor<595xf32>
+  %mean_batch_keep_17_xb = bufferization.to_buffer %mean_batch_keep_17_in : tensor<17x5x7xf32> to memref<17x5x7xf32>
+  %mean_batch_keep_17_sb = memref.alloc() : memref<1x5x7xf32>
+  call @mean_batch_keep_17(%mean_batch_keep_17_xb, %mean_batch_keep_17_sb) : (memref<17x5x7xf32>, memref<1x5x7xf32>) -> ()
+  %mean_batch_keep_17_xd = memref.cast %mean_batch_keep_17_xb : memref<17x5x7xf32> to memref<?x5x7xf32>
+  %mean_batch_keep_17_db = memref.alloc() : memref<1x5x7xf32>
+  call @mean_batch_keep(%mean_batch_keep_17_xd, %mean_batch_keep_17_db) : (memref<?x5x7xf32>, memref<1x5x7xf32>) -> ()
+  %mean_batch_keep_17_s = bufferization.to_tensor %mean_batch_keep_17_sb restrict : memref<1x5x7xf32> to tensor<1x5x7xf32>
+  %mean_batch_keep_17_d = bufferization.to_tensor %mean_batch_keep_17_db restrict : memref<1x5x7xf32> to tensor<1x5x7xf32>
+  %mean_batch_keep_17_af = kiln.reshape %mean_batch_keep_17_s, shape = [35] : tensor<1x5x7xf32>
+  %mean_batch_keep_17_a = tensor.cast %mean_batch_keep_17_af : tensor<35xf32> to tensor<?xf32>
+  %mean_batch_keep_17_bf = kiln.reshape %mean_batch_keep_17_d, shape = [35] : tensor<1x5x7xf32>
+  %mean_batch_keep_17_b = tensor.cast %mean_batch_keep_17_bf : tensor<35xf32> to tensor<?xf32>
+  call @differences(%mean_batch_keep_17_a, %mean_batch_keep_17_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %mean_batch_keep_17_sb : memref<1x5x7xf32>
+  memref.dealloc %mean_batch_keep_17_db : memref<1x5x7xf32>
+  %mean_batch_keep_33_n = arith.constant 1155 : index
+  %mean_batch_keep_33_x = call @input(%mean_batch_keep_33_n) : (index) -> tensor<?xf32>
+  %mean_batch_keep_33_xs = tensor.cast %mean_batch_keep_33_x : tensor<?xf32> to tensor<1155xf32>
+  %mean_batch_keep_33_in = kiln.reshape %mean_batch_keep_33_xs, shape = [33, 5, 7] : tensor<1155xf32>
+  %mean_batch_keep_33_xb = bufferization.to_buffer %mean_batch_keep_33_in : tensor<33x5x7xf32> to memref<33x5x7xf32>
+  %mean_batch_keep_33_sb = memref.alloc() : memref<1x5x7xf32>
+  call @mean_batch_keep_33(%mean_batch_keep_33_xb, %mean_batch_keep_33_sb) : (memref<33x5x7xf32>, memref<1x5x7xf32>) -> ()
+  %mean_batch_keep_33_xd = memref.cast %mean_batch_keep_33_xb : memref<33x5x7xf32> to memref<?x5x7xf32>
+  %mean_batch_keep_33_db = memref.alloc() : memref<1x5x7xf32>
+  call @mean_batch_keep(%mean_batch_keep_33_xd, %mean_batch_keep_33_db) : (memref<?x5x7xf32>, memref<1x5x7xf32>) -> ()
+  %mean_batch_keep_33_s = bufferization.to_tensor %mean_batch_keep_33_sb restrict : memref<1x5x7xf32> to tensor<1x5x7xf32>
+  %mean_batch_keep_33_d = bufferization.to_tensor %mean_batch_keep_33_db restrict : memref<1x5x7xf32> to tensor<1x5x7xf32>
+  %mean_batch_keep_33_af = kiln.reshape %mean_batch_keep_33_s, shape = [35] : tensor<1x5x7xf32>
+  %mean_batch_keep_33_a = tensor.cast %mean_batch_keep_33_af : tensor<35xf32> to tensor<?xf32>
+  %mean_batch_keep_33_bf = kiln.reshape %mean_batch_keep_33_d, shape = [35] : tensor<1x5x7xf32>
+  %mean_batch_keep_33_b = tensor.cast %mean_batch_keep_33_bf : tensor<35xf32> to tensor<?xf32>
+  call @differences(%mean_batch_keep_33_a, %mean_batch_keep_33_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %mean_batch_keep_33_sb : memref<1x5x7xf32>
+  memref.dealloc %mean_batch_keep_33_db : memref<1x5x7xf32>
+  %mean_batch_keep_257_n = arith.constant 8995 : index
+  %mean_batch_keep_257_x = call @input(%mean_batch_keep_257_n) : (index) -> tensor<?xf32>
+  %mean_batch_keep_257_xs = tensor.cast %mean_batch_keep_257_x : tensor<?xf32> to tensor<8995xf32>
+  %mean_batch_keep_257_in = kiln.reshape %mean_batch_keep_257_xs, shape = [257, 5, 7] : tensor<8995xf32>
+  %mean_batch_keep_257_xb = bufferization.to_buffer %mean_batch_keep_257_in : tensor<257x5x7xf32> to memref<257x5x7xf32>
+  %mean_batch_keep_257_sb = memref.alloc() : memref<1x5x7xf32>
+  call @mean_batch_keep_257(%mean_batch_keep_257_xb, %mean_batch_keep_257_sb) : (memref<257x5x7xf32>, memref<1x5x7xf32>) -> ()
+  %mean_batch_keep_257_xd = memref.cast %mean_batch_keep_257_xb : memref<257x5x7xf32> to memref<?x5x7xf32>
+  %mean_batch_keep_257_db = memref.alloc() : memref<1x5x7xf32>
+  call @mean_batch_keep(%mean_batch_keep_257_xd, %mean_batch_keep_257_db) : (memref<?x5x7xf32>, memref<1x5x7xf32>) -> ()
+  %mean_batch_keep_257_s = bufferization.to_tensor %mean_batch_keep_257_sb restrict : memref<1x5x7xf32> to tensor<1x5x7xf32>
+  %mean_batch_keep_257_d = bufferization.to_tensor %mean_batch_keep_257_db restrict : memref<1x5x7xf32> to tensor<1x5x7xf32>
+  %mean_batch_keep_257_af = kiln.reshape %mean_batch_keep_257_s, shape = [35] : tensor<1x5x7xf32>
+  %mean_batch_keep_257_a = tensor.cast %mean_batch_keep_257_af : tensor<35xf32> to tensor<?xf32>
+  %mean_batch_keep_257_bf = kiln.reshape %mean_batch_keep_257_d, shape = [35] : tensor<1x5x7xf32>
+  %mean_batch_keep_257_b = tensor.cast %mean_batch_keep_257_bf : tensor<35xf32> to tensor<?xf32>
+  call @differences(%mean_batch_keep_257_a, %mean_batch_keep_257_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %mean_batch_keep_257_sb : memref<1x5x7xf32>
+  memref.dealloc %mean_batch_keep_257_db : memref<1x5x7xf32>
   // softmax
   %softmax_1_n = arith.constant 40 : index
   %softmax_1_x = call @input(%softmax_1_n) : (index) -> tensor<?xf32>
@@ -801,6 +973,56 @@ module @kiln_kernels {
   func.func private @sum_outer_257(%x: tensor<257x3x20xf32>) -> tensor<3xf32> attributes {kiln.kernel = "fusion"} {
     %r = kiln.reduce sum %x, dims = [0, 2] : tensor<257x3x20xf32>
     return %r : tensor<3xf32>
+  }
+
+  func.func private @sum_all_keep(%x: tensor<?x32xf32>) -> tensor<1x1xf32> attributes {kiln.kernel = "fusion"} {
+    %r = kiln.reduce sum %x, dims = [0, 1] keep_dims : tensor<?x32xf32>
+    return %r : tensor<1x1xf32>
+  }
+
+  func.func private @sum_all_keep_1(%x: tensor<1x32xf32>) -> tensor<1x1xf32> attributes {kiln.kernel = "fusion"} {
+    %r = kiln.reduce sum %x, dims = [0, 1] keep_dims : tensor<1x32xf32>
+    return %r : tensor<1x1xf32>
+  }
+
+  func.func private @sum_all_keep_17(%x: tensor<17x32xf32>) -> tensor<1x1xf32> attributes {kiln.kernel = "fusion"} {
+    %r = kiln.reduce sum %x, dims = [0, 1] keep_dims : tensor<17x32xf32>
+    return %r : tensor<1x1xf32>
+  }
+
+  func.func private @sum_all_keep_33(%x: tensor<33x32xf32>) -> tensor<1x1xf32> attributes {kiln.kernel = "fusion"} {
+    %r = kiln.reduce sum %x, dims = [0, 1] keep_dims : tensor<33x32xf32>
+    return %r : tensor<1x1xf32>
+  }
+
+  func.func private @sum_all_keep_257(%x: tensor<257x32xf32>) -> tensor<1x1xf32> attributes {kiln.kernel = "fusion"} {
+    %r = kiln.reduce sum %x, dims = [0, 1] keep_dims : tensor<257x32xf32>
+    return %r : tensor<1x1xf32>
+  }
+
+  func.func private @mean_batch_keep(%x: tensor<?x5x7xf32>) -> tensor<1x5x7xf32> attributes {kiln.kernel = "fusion"} {
+    %r = kiln.reduce mean %x, dims = [0] keep_dims : tensor<?x5x7xf32>
+    return %r : tensor<1x5x7xf32>
+  }
+
+  func.func private @mean_batch_keep_1(%x: tensor<1x5x7xf32>) -> tensor<1x5x7xf32> attributes {kiln.kernel = "fusion"} {
+    %r = kiln.reduce mean %x, dims = [0] keep_dims : tensor<1x5x7xf32>
+    return %r : tensor<1x5x7xf32>
+  }
+
+  func.func private @mean_batch_keep_17(%x: tensor<17x5x7xf32>) -> tensor<1x5x7xf32> attributes {kiln.kernel = "fusion"} {
+    %r = kiln.reduce mean %x, dims = [0] keep_dims : tensor<17x5x7xf32>
+    return %r : tensor<1x5x7xf32>
+  }
+
+  func.func private @mean_batch_keep_33(%x: tensor<33x5x7xf32>) -> tensor<1x5x7xf32> attributes {kiln.kernel = "fusion"} {
+    %r = kiln.reduce mean %x, dims = [0] keep_dims : tensor<33x5x7xf32>
+    return %r : tensor<1x5x7xf32>
+  }
+
+  func.func private @mean_batch_keep_257(%x: tensor<257x5x7xf32>) -> tensor<1x5x7xf32> attributes {kiln.kernel = "fusion"} {
+    %r = kiln.reduce mean %x, dims = [0] keep_dims : tensor<257x5x7xf32>
+    return %r : tensor<1x5x7xf32>
   }
 
   func.func private @softmax(%x: tensor<?x40xf32>) -> tensor<?x40xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
