@@ -63,6 +63,10 @@
 // CHECK-NEXT: {{^}}680, 0{{$}}
 // CHECK-NEXT: {{^}}1320, 0{{$}}
 // CHECK-NEXT: {{^}}10280, 0{{$}}
+// CHECK-NEXT: {{^}}40, 0{{$}}
+// CHECK-NEXT: {{^}}680, 0{{$}}
+// CHECK-NEXT: {{^}}1320, 0{{$}}
+// CHECK-NEXT: {{^}}10280, 0{{$}}
 // CHECK-NEXT: {{^}}1, 0{{$}}
 // CHECK-NEXT: {{^}}9, 0{{$}}
 // CHECK-NEXT: {{^}}17, 0{{$}}
@@ -154,6 +158,11 @@ func.func private @softmax_1(memref<1x40xf32>, memref<1x40xf32>)
 func.func private @softmax_17(memref<17x40xf32>, memref<17x40xf32>)
 func.func private @softmax_33(memref<33x40xf32>, memref<33x40xf32>)
 func.func private @softmax_257(memref<257x40xf32>, memref<257x40xf32>)
+func.func private @layer_norm(memref<?x40xf32>, memref<?x40xf32>)
+func.func private @layer_norm_1(memref<1x40xf32>, memref<1x40xf32>)
+func.func private @layer_norm_17(memref<17x40xf32>, memref<17x40xf32>)
+func.func private @layer_norm_33(memref<33x40xf32>, memref<33x40xf32>)
+func.func private @layer_norm_257(memref<257x40xf32>, memref<257x40xf32>)
 func.func private @moves(memref<?x3xf32>, memref<?xf32>)
 func.func private @moves_1(memref<1x3xf32>, memref<1xf32>)
 func.func private @moves_17(memref<17x3xf32>, memref<9xf32>)
@@ -769,6 +778,91 @@ func.func @main() {
   call @differences(%softmax_257_a, %softmax_257_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
   memref.dealloc %softmax_257_sb : memref<257x40xf32>
   memref.dealloc %softmax_257_db : memref<?x40xf32>
+  // layer_norm
+  %layer_norm_1_n = arith.constant 40 : index
+  %layer_norm_1_x = call @input(%layer_norm_1_n) : (index) -> tensor<?xf32>
+  %layer_norm_1_xs = tensor.cast %layer_norm_1_x : tensor<?xf32> to tensor<40xf32>
+  %layer_norm_1_in = kiln.reshape %layer_norm_1_xs, shape = [1, 40] : tensor<40xf32>
+  %layer_norm_1_xb = bufferization.to_buffer %layer_norm_1_in : tensor<1x40xf32> to memref<1x40xf32>
+  %layer_norm_1_sb = memref.alloc() : memref<1x40xf32>
+  call @layer_norm_1(%layer_norm_1_xb, %layer_norm_1_sb) : (memref<1x40xf32>, memref<1x40xf32>) -> ()
+  %layer_norm_1_xd = memref.cast %layer_norm_1_xb : memref<1x40xf32> to memref<?x40xf32>
+  %layer_norm_1_z0 = arith.constant 1 : index
+  %layer_norm_1_db = memref.alloc(%layer_norm_1_z0) : memref<?x40xf32>
+  call @layer_norm(%layer_norm_1_xd, %layer_norm_1_db) : (memref<?x40xf32>, memref<?x40xf32>) -> ()
+  %layer_norm_1_dc = memref.cast %layer_norm_1_db : memref<?x40xf32> to memref<1x40xf32>
+  %layer_norm_1_s = bufferization.to_tensor %layer_norm_1_sb restrict : memref<1x40xf32> to tensor<1x40xf32>
+  %layer_norm_1_d = bufferization.to_tensor %layer_norm_1_dc restrict : memref<1x40xf32> to tensor<1x40xf32>
+  %layer_norm_1_af = kiln.reshape %layer_norm_1_s, shape = [40] : tensor<1x40xf32>
+  %layer_norm_1_a = tensor.cast %layer_norm_1_af : tensor<40xf32> to tensor<?xf32>
+  %layer_norm_1_bf = kiln.reshape %layer_norm_1_d, shape = [40] : tensor<1x40xf32>
+  %layer_norm_1_b = tensor.cast %layer_norm_1_bf : tensor<40xf32> to tensor<?xf32>
+  call @differences(%layer_norm_1_a, %layer_norm_1_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %layer_norm_1_sb : memref<1x40xf32>
+  memref.dealloc %layer_norm_1_db : memref<?x40xf32>
+  %layer_norm_17_n = arith.constant 680 : index
+  %layer_norm_17_x = call @input(%layer_norm_17_n) : (index) -> tensor<?xf32>
+  %layer_norm_17_xs = tensor.cast %layer_norm_17_x : tensor<?xf32> to tensor<680xf32>
+  %layer_norm_17_in = kiln.reshape %layer_norm_17_xs, shape = [17, 40] : tensor<680xf32>
+  %layer_norm_17_xb = bufferization.to_buffer %layer_norm_17_in : tensor<17x40xf32> to memref<17x40xf32>
+  %layer_norm_17_sb = memref.alloc() : memref<17x40xf32>
+  call @layer_norm_17(%layer_norm_17_xb, %layer_norm_17_sb) : (memref<17x40xf32>, memref<17x40xf32>) -> ()
+  %layer_norm_17_xd = memref.cast %layer_norm_17_xb : memref<17x40xf32> to memref<?x40xf32>
+  %layer_norm_17_z0 = arith.constant 17 : index
+  %layer_norm_17_db = memref.alloc(%layer_norm_17_z0) : memref<?x40xf32>
+  call @layer_norm(%layer_norm_17_xd, %layer_norm_17_db) : (memref<?x40xf32>, memref<?x40xf32>) -> ()
+  %layer_norm_17_dc = memref.cast %layer_norm_17_db : memref<?x40xf32> to memref<17x40xf32>
+  %layer_norm_17_s = bufferization.to_tensor %layer_norm_17_sb restrict : memref<17x40xf32> to tensor<17x40xf32>
+  %layer_norm_17_d = bufferization.to_tensor %layer_norm_17_dc restrict : memref<17x40xf32> to tensor<17x40xf32>
+  %layer_norm_17_af = kiln.reshape %layer_norm_17_s, shape = [680] : tensor<17x40xf32>
+  %layer_norm_17_a = tensor.cast %layer_norm_17_af : tensor<680xf32> to tensor<?xf32>
+  %layer_norm_17_bf = kiln.reshape %layer_norm_17_d, shape = [680] : tensor<17x40xf32>
+  %layer_norm_17_b = tensor.cast %layer_norm_17_bf : tensor<680xf32> to tensor<?xf32>
+  call @differences(%layer_norm_17_a, %layer_norm_17_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %layer_norm_17_sb : memref<17x40xf32>
+  memref.dealloc %layer_norm_17_db : memref<?x40xf32>
+  %layer_norm_33_n = arith.constant 1320 : index
+  %layer_norm_33_x = call @input(%layer_norm_33_n) : (index) -> tensor<?xf32>
+  %layer_norm_33_xs = tensor.cast %layer_norm_33_x : tensor<?xf32> to tensor<1320xf32>
+  %layer_norm_33_in = kiln.reshape %layer_norm_33_xs, shape = [33, 40] : tensor<1320xf32>
+  %layer_norm_33_xb = bufferization.to_buffer %layer_norm_33_in : tensor<33x40xf32> to memref<33x40xf32>
+  %layer_norm_33_sb = memref.alloc() : memref<33x40xf32>
+  call @layer_norm_33(%layer_norm_33_xb, %layer_norm_33_sb) : (memref<33x40xf32>, memref<33x40xf32>) -> ()
+  %layer_norm_33_xd = memref.cast %layer_norm_33_xb : memref<33x40xf32> to memref<?x40xf32>
+  %layer_norm_33_z0 = arith.constant 33 : index
+  %layer_norm_33_db = memref.alloc(%layer_norm_33_z0) : memref<?x40xf32>
+  call @layer_norm(%layer_norm_33_xd, %layer_norm_33_db) : (memref<?x40xf32>, memref<?x40xf32>) -> ()
+  %layer_norm_33_dc = memref.cast %layer_norm_33_db : memref<?x40xf32> to memref<33x40xf32>
+  %layer_norm_33_s = bufferization.to_tensor %layer_norm_33_sb restrict : memref<33x40xf32> to tensor<33x40xf32>
+  %layer_norm_33_d = bufferization.to_tensor %layer_norm_33_dc restrict : memref<33x40xf32> to tensor<33x40xf32>
+  %layer_norm_33_af = kiln.reshape %layer_norm_33_s, shape = [1320] : tensor<33x40xf32>
+  %layer_norm_33_a = tensor.cast %layer_norm_33_af : tensor<1320xf32> to tensor<?xf32>
+  %layer_norm_33_bf = kiln.reshape %layer_norm_33_d, shape = [1320] : tensor<33x40xf32>
+  %layer_norm_33_b = tensor.cast %layer_norm_33_bf : tensor<1320xf32> to tensor<?xf32>
+  call @differences(%layer_norm_33_a, %layer_norm_33_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %layer_norm_33_sb : memref<33x40xf32>
+  memref.dealloc %layer_norm_33_db : memref<?x40xf32>
+  %layer_norm_257_n = arith.constant 10280 : index
+  %layer_norm_257_x = call @input(%layer_norm_257_n) : (index) -> tensor<?xf32>
+  %layer_norm_257_xs = tensor.cast %layer_norm_257_x : tensor<?xf32> to tensor<10280xf32>
+  %layer_norm_257_in = kiln.reshape %layer_norm_257_xs, shape = [257, 40] : tensor<10280xf32>
+  %layer_norm_257_xb = bufferization.to_buffer %layer_norm_257_in : tensor<257x40xf32> to memref<257x40xf32>
+  %layer_norm_257_sb = memref.alloc() : memref<257x40xf32>
+  call @layer_norm_257(%layer_norm_257_xb, %layer_norm_257_sb) : (memref<257x40xf32>, memref<257x40xf32>) -> ()
+  %layer_norm_257_xd = memref.cast %layer_norm_257_xb : memref<257x40xf32> to memref<?x40xf32>
+  %layer_norm_257_z0 = arith.constant 257 : index
+  %layer_norm_257_db = memref.alloc(%layer_norm_257_z0) : memref<?x40xf32>
+  call @layer_norm(%layer_norm_257_xd, %layer_norm_257_db) : (memref<?x40xf32>, memref<?x40xf32>) -> ()
+  %layer_norm_257_dc = memref.cast %layer_norm_257_db : memref<?x40xf32> to memref<257x40xf32>
+  %layer_norm_257_s = bufferization.to_tensor %layer_norm_257_sb restrict : memref<257x40xf32> to tensor<257x40xf32>
+  %layer_norm_257_d = bufferization.to_tensor %layer_norm_257_dc restrict : memref<257x40xf32> to tensor<257x40xf32>
+  %layer_norm_257_af = kiln.reshape %layer_norm_257_s, shape = [10280] : tensor<257x40xf32>
+  %layer_norm_257_a = tensor.cast %layer_norm_257_af : tensor<10280xf32> to tensor<?xf32>
+  %layer_norm_257_bf = kiln.reshape %layer_norm_257_d, shape = [10280] : tensor<257x40xf32>
+  %layer_norm_257_b = tensor.cast %layer_norm_257_bf : tensor<10280xf32> to tensor<?xf32>
+  call @differences(%layer_norm_257_a, %layer_norm_257_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  memref.dealloc %layer_norm_257_sb : memref<257x40xf32>
+  memref.dealloc %layer_norm_257_db : memref<?x40xf32>
   // moves
   %moves_1_n = arith.constant 3 : index
   %moves_1_x = call @input(%moves_1_n) : (index) -> tensor<?xf32>
@@ -1079,6 +1173,83 @@ module @kiln_kernels {
     %s = kiln.reduce sum %e, dims = [1] keep_dims : tensor<257x40xf32>
     %sb = kiln.broadcast_in_dim %s, dims = [0, 1], shape = [257, 40] : tensor<257x1xf32>
     %r = kiln.div %e, %sb : tensor<257x40xf32>
+    return %r : tensor<257x40xf32>
+  }
+
+  func.func private @layer_norm(%x: tensor<?x40xf32>) -> tensor<?x40xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %x, %c0 : tensor<?x40xf32>
+    %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<?x40xf32>
+    %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [%n, 40] : tensor<?x1xf32>
+    %c = kiln.sub %x, %mb : tensor<?x40xf32>
+    %sq = kiln.mul %c, %c : tensor<?x40xf32>
+    %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<?x40xf32>
+    %e = kiln.constant dense<1.0e-5> : tensor<f32>
+    %eps = kiln.broadcast_in_dim %e, dims = [], shape = [%n, 1] : tensor<f32>
+    %ve = kiln.add %v, %eps : tensor<?x1xf32>
+    %rs = kiln.rsqrt %ve : tensor<?x1xf32>
+    %rb = kiln.broadcast_in_dim %rs, dims = [0, 1], shape = [%n, 40] : tensor<?x1xf32>
+    %r = kiln.mul %c, %rb : tensor<?x40xf32>
+    return %r : tensor<?x40xf32>
+  }
+
+  func.func private @layer_norm_1(%x: tensor<1x40xf32>) -> tensor<1x40xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+    %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<1x40xf32>
+    %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [1, 40] : tensor<1x1xf32>
+    %c = kiln.sub %x, %mb : tensor<1x40xf32>
+    %sq = kiln.mul %c, %c : tensor<1x40xf32>
+    %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<1x40xf32>
+    %e = kiln.constant dense<1.0e-5> : tensor<f32>
+    %eps = kiln.broadcast_in_dim %e, dims = [], shape = [1, 1] : tensor<f32>
+    %ve = kiln.add %v, %eps : tensor<1x1xf32>
+    %rs = kiln.rsqrt %ve : tensor<1x1xf32>
+    %rb = kiln.broadcast_in_dim %rs, dims = [0, 1], shape = [1, 40] : tensor<1x1xf32>
+    %r = kiln.mul %c, %rb : tensor<1x40xf32>
+    return %r : tensor<1x40xf32>
+  }
+
+  func.func private @layer_norm_17(%x: tensor<17x40xf32>) -> tensor<17x40xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+    %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<17x40xf32>
+    %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [17, 40] : tensor<17x1xf32>
+    %c = kiln.sub %x, %mb : tensor<17x40xf32>
+    %sq = kiln.mul %c, %c : tensor<17x40xf32>
+    %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<17x40xf32>
+    %e = kiln.constant dense<1.0e-5> : tensor<f32>
+    %eps = kiln.broadcast_in_dim %e, dims = [], shape = [17, 1] : tensor<f32>
+    %ve = kiln.add %v, %eps : tensor<17x1xf32>
+    %rs = kiln.rsqrt %ve : tensor<17x1xf32>
+    %rb = kiln.broadcast_in_dim %rs, dims = [0, 1], shape = [17, 40] : tensor<17x1xf32>
+    %r = kiln.mul %c, %rb : tensor<17x40xf32>
+    return %r : tensor<17x40xf32>
+  }
+
+  func.func private @layer_norm_33(%x: tensor<33x40xf32>) -> tensor<33x40xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+    %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<33x40xf32>
+    %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [33, 40] : tensor<33x1xf32>
+    %c = kiln.sub %x, %mb : tensor<33x40xf32>
+    %sq = kiln.mul %c, %c : tensor<33x40xf32>
+    %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<33x40xf32>
+    %e = kiln.constant dense<1.0e-5> : tensor<f32>
+    %eps = kiln.broadcast_in_dim %e, dims = [], shape = [33, 1] : tensor<f32>
+    %ve = kiln.add %v, %eps : tensor<33x1xf32>
+    %rs = kiln.rsqrt %ve : tensor<33x1xf32>
+    %rb = kiln.broadcast_in_dim %rs, dims = [0, 1], shape = [33, 40] : tensor<33x1xf32>
+    %r = kiln.mul %c, %rb : tensor<33x40xf32>
+    return %r : tensor<33x40xf32>
+  }
+
+  func.func private @layer_norm_257(%x: tensor<257x40xf32>) -> tensor<257x40xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64} {
+    %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<257x40xf32>
+    %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [257, 40] : tensor<257x1xf32>
+    %c = kiln.sub %x, %mb : tensor<257x40xf32>
+    %sq = kiln.mul %c, %c : tensor<257x40xf32>
+    %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<257x40xf32>
+    %e = kiln.constant dense<1.0e-5> : tensor<f32>
+    %eps = kiln.broadcast_in_dim %e, dims = [], shape = [257, 1] : tensor<f32>
+    %ve = kiln.add %v, %eps : tensor<257x1xf32>
+    %rs = kiln.rsqrt %ve : tensor<257x1xf32>
+    %rb = kiln.broadcast_in_dim %rs, dims = [0, 1], shape = [257, 40] : tensor<257x1xf32>
+    %r = kiln.mul %c, %rb : tensor<257x40xf32>
     return %r : tensor<257x40xf32>
   }
 

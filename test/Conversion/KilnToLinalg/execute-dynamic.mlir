@@ -14,8 +14,9 @@
 // per size (1, 17, 33 and 257 batch rows: no whole block, a last block with one
 // pair, one whole block and one alone, eight blocks and one alone), and main
 // counts the elements of the results that differ. Reductions (the float32 sums'
-// pairs, whose blocks a `?` pair dim counts at run time), a softmax of `?` rows,
-// and transpose, reshape, concat, iota, gather and slice with `?` sizes.
+// pairs, whose blocks a `?` pair dim counts at run time), a softmax and a
+// layer_norm of `?` rows, and transpose, reshape, concat, iota, gather and slice
+// with `?` sizes.
 
 // Each line: elements compared, elements that differ. A float32 sum pairs
 // differently from a plain one in 73 of 257 rows of this input, so a wrong pair
@@ -48,6 +49,10 @@
 // CHECK-NEXT: {{^}}35, 0{{$}}
 // CHECK-NEXT: {{^}}35, 0{{$}}
 // CHECK-NEXT: {{^}}35, 0{{$}}
+// CHECK-NEXT: {{^}}40, 0{{$}}
+// CHECK-NEXT: {{^}}680, 0{{$}}
+// CHECK-NEXT: {{^}}1320, 0{{$}}
+// CHECK-NEXT: {{^}}10280, 0{{$}}
 // CHECK-NEXT: {{^}}40, 0{{$}}
 // CHECK-NEXT: {{^}}680, 0{{$}}
 // CHECK-NEXT: {{^}}1320, 0{{$}}
@@ -279,6 +284,78 @@ func.func @softmax_257(%x: tensor<257x40xf32>) -> tensor<257x40xf32> {
   %s = kiln.reduce sum %e, dims = [1] keep_dims : tensor<257x40xf32>
   %sb = kiln.broadcast_in_dim %s, dims = [0, 1], shape = [257, 40] : tensor<257x1xf32>
   %r = kiln.div %e, %sb : tensor<257x40xf32>
+  return %r : tensor<257x40xf32>
+}
+func.func @layer_norm(%x: tensor<?x40xf32>) -> tensor<?x40xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x40xf32>
+  %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<?x40xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [%n, 40] : tensor<?x1xf32>
+  %c = kiln.sub %x, %mb : tensor<?x40xf32>
+  %sq = kiln.mul %c, %c : tensor<?x40xf32>
+  %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<?x40xf32>
+  %e = kiln.constant dense<1.0e-5> : tensor<f32>
+  %eps = kiln.broadcast_in_dim %e, dims = [], shape = [%n, 1] : tensor<f32>
+  %ve = kiln.add %v, %eps : tensor<?x1xf32>
+  %rs = kiln.rsqrt %ve : tensor<?x1xf32>
+  %rb = kiln.broadcast_in_dim %rs, dims = [0, 1], shape = [%n, 40] : tensor<?x1xf32>
+  %r = kiln.mul %c, %rb : tensor<?x40xf32>
+  return %r : tensor<?x40xf32>
+}
+func.func @layer_norm_1(%x: tensor<1x40xf32>) -> tensor<1x40xf32> {
+  %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<1x40xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [1, 40] : tensor<1x1xf32>
+  %c = kiln.sub %x, %mb : tensor<1x40xf32>
+  %sq = kiln.mul %c, %c : tensor<1x40xf32>
+  %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<1x40xf32>
+  %e = kiln.constant dense<1.0e-5> : tensor<f32>
+  %eps = kiln.broadcast_in_dim %e, dims = [], shape = [1, 1] : tensor<f32>
+  %ve = kiln.add %v, %eps : tensor<1x1xf32>
+  %rs = kiln.rsqrt %ve : tensor<1x1xf32>
+  %rb = kiln.broadcast_in_dim %rs, dims = [0, 1], shape = [1, 40] : tensor<1x1xf32>
+  %r = kiln.mul %c, %rb : tensor<1x40xf32>
+  return %r : tensor<1x40xf32>
+}
+func.func @layer_norm_17(%x: tensor<17x40xf32>) -> tensor<17x40xf32> {
+  %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<17x40xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [17, 40] : tensor<17x1xf32>
+  %c = kiln.sub %x, %mb : tensor<17x40xf32>
+  %sq = kiln.mul %c, %c : tensor<17x40xf32>
+  %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<17x40xf32>
+  %e = kiln.constant dense<1.0e-5> : tensor<f32>
+  %eps = kiln.broadcast_in_dim %e, dims = [], shape = [17, 1] : tensor<f32>
+  %ve = kiln.add %v, %eps : tensor<17x1xf32>
+  %rs = kiln.rsqrt %ve : tensor<17x1xf32>
+  %rb = kiln.broadcast_in_dim %rs, dims = [0, 1], shape = [17, 40] : tensor<17x1xf32>
+  %r = kiln.mul %c, %rb : tensor<17x40xf32>
+  return %r : tensor<17x40xf32>
+}
+func.func @layer_norm_33(%x: tensor<33x40xf32>) -> tensor<33x40xf32> {
+  %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<33x40xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [33, 40] : tensor<33x1xf32>
+  %c = kiln.sub %x, %mb : tensor<33x40xf32>
+  %sq = kiln.mul %c, %c : tensor<33x40xf32>
+  %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<33x40xf32>
+  %e = kiln.constant dense<1.0e-5> : tensor<f32>
+  %eps = kiln.broadcast_in_dim %e, dims = [], shape = [33, 1] : tensor<f32>
+  %ve = kiln.add %v, %eps : tensor<33x1xf32>
+  %rs = kiln.rsqrt %ve : tensor<33x1xf32>
+  %rb = kiln.broadcast_in_dim %rs, dims = [0, 1], shape = [33, 40] : tensor<33x1xf32>
+  %r = kiln.mul %c, %rb : tensor<33x40xf32>
+  return %r : tensor<33x40xf32>
+}
+func.func @layer_norm_257(%x: tensor<257x40xf32>) -> tensor<257x40xf32> {
+  %m = kiln.reduce mean %x, dims = [1] keep_dims : tensor<257x40xf32>
+  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [257, 40] : tensor<257x1xf32>
+  %c = kiln.sub %x, %mb : tensor<257x40xf32>
+  %sq = kiln.mul %c, %c : tensor<257x40xf32>
+  %v = kiln.reduce mean %sq, dims = [1] keep_dims : tensor<257x40xf32>
+  %e = kiln.constant dense<1.0e-5> : tensor<f32>
+  %eps = kiln.broadcast_in_dim %e, dims = [], shape = [257, 1] : tensor<f32>
+  %ve = kiln.add %v, %eps : tensor<257x1xf32>
+  %rs = kiln.rsqrt %ve : tensor<257x1xf32>
+  %rb = kiln.broadcast_in_dim %rs, dims = [0, 1], shape = [257, 40] : tensor<257x1xf32>
+  %r = kiln.mul %c, %rb : tensor<257x40xf32>
   return %r : tensor<257x40xf32>
 }
 func.func @moves(%x: tensor<?x3xf32>) -> tensor<?xf32> {
@@ -708,6 +785,59 @@ func.func @main() {
   %softmax_257_bf = kiln.reshape %softmax_257_dc, shape = [10280] : tensor<257x40xf32>
   %softmax_257_b = tensor.cast %softmax_257_bf : tensor<10280xf32> to tensor<?xf32>
   call @differences(%softmax_257_a, %softmax_257_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  // layer_norm
+  %layer_norm_1_n = arith.constant 40 : index
+  %layer_norm_1_x = call @input(%layer_norm_1_n) : (index) -> tensor<?xf32>
+  %layer_norm_1_xs = tensor.cast %layer_norm_1_x : tensor<?xf32> to tensor<40xf32>
+  %layer_norm_1_in = kiln.reshape %layer_norm_1_xs, shape = [1, 40] : tensor<40xf32>
+  %layer_norm_1_s = call @layer_norm_1(%layer_norm_1_in) : (tensor<1x40xf32>) -> tensor<1x40xf32>
+  %layer_norm_1_dx = tensor.cast %layer_norm_1_in : tensor<1x40xf32> to tensor<?x40xf32>
+  %layer_norm_1_d = call @layer_norm(%layer_norm_1_dx) : (tensor<?x40xf32>) -> tensor<?x40xf32>
+  %layer_norm_1_dc = tensor.cast %layer_norm_1_d : tensor<?x40xf32> to tensor<1x40xf32>
+  %layer_norm_1_af = kiln.reshape %layer_norm_1_s, shape = [40] : tensor<1x40xf32>
+  %layer_norm_1_a = tensor.cast %layer_norm_1_af : tensor<40xf32> to tensor<?xf32>
+  %layer_norm_1_bf = kiln.reshape %layer_norm_1_dc, shape = [40] : tensor<1x40xf32>
+  %layer_norm_1_b = tensor.cast %layer_norm_1_bf : tensor<40xf32> to tensor<?xf32>
+  call @differences(%layer_norm_1_a, %layer_norm_1_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  %layer_norm_17_n = arith.constant 680 : index
+  %layer_norm_17_x = call @input(%layer_norm_17_n) : (index) -> tensor<?xf32>
+  %layer_norm_17_xs = tensor.cast %layer_norm_17_x : tensor<?xf32> to tensor<680xf32>
+  %layer_norm_17_in = kiln.reshape %layer_norm_17_xs, shape = [17, 40] : tensor<680xf32>
+  %layer_norm_17_s = call @layer_norm_17(%layer_norm_17_in) : (tensor<17x40xf32>) -> tensor<17x40xf32>
+  %layer_norm_17_dx = tensor.cast %layer_norm_17_in : tensor<17x40xf32> to tensor<?x40xf32>
+  %layer_norm_17_d = call @layer_norm(%layer_norm_17_dx) : (tensor<?x40xf32>) -> tensor<?x40xf32>
+  %layer_norm_17_dc = tensor.cast %layer_norm_17_d : tensor<?x40xf32> to tensor<17x40xf32>
+  %layer_norm_17_af = kiln.reshape %layer_norm_17_s, shape = [680] : tensor<17x40xf32>
+  %layer_norm_17_a = tensor.cast %layer_norm_17_af : tensor<680xf32> to tensor<?xf32>
+  %layer_norm_17_bf = kiln.reshape %layer_norm_17_dc, shape = [680] : tensor<17x40xf32>
+  %layer_norm_17_b = tensor.cast %layer_norm_17_bf : tensor<680xf32> to tensor<?xf32>
+  call @differences(%layer_norm_17_a, %layer_norm_17_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  %layer_norm_33_n = arith.constant 1320 : index
+  %layer_norm_33_x = call @input(%layer_norm_33_n) : (index) -> tensor<?xf32>
+  %layer_norm_33_xs = tensor.cast %layer_norm_33_x : tensor<?xf32> to tensor<1320xf32>
+  %layer_norm_33_in = kiln.reshape %layer_norm_33_xs, shape = [33, 40] : tensor<1320xf32>
+  %layer_norm_33_s = call @layer_norm_33(%layer_norm_33_in) : (tensor<33x40xf32>) -> tensor<33x40xf32>
+  %layer_norm_33_dx = tensor.cast %layer_norm_33_in : tensor<33x40xf32> to tensor<?x40xf32>
+  %layer_norm_33_d = call @layer_norm(%layer_norm_33_dx) : (tensor<?x40xf32>) -> tensor<?x40xf32>
+  %layer_norm_33_dc = tensor.cast %layer_norm_33_d : tensor<?x40xf32> to tensor<33x40xf32>
+  %layer_norm_33_af = kiln.reshape %layer_norm_33_s, shape = [1320] : tensor<33x40xf32>
+  %layer_norm_33_a = tensor.cast %layer_norm_33_af : tensor<1320xf32> to tensor<?xf32>
+  %layer_norm_33_bf = kiln.reshape %layer_norm_33_dc, shape = [1320] : tensor<33x40xf32>
+  %layer_norm_33_b = tensor.cast %layer_norm_33_bf : tensor<1320xf32> to tensor<?xf32>
+  call @differences(%layer_norm_33_a, %layer_norm_33_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
+  %layer_norm_257_n = arith.constant 10280 : index
+  %layer_norm_257_x = call @input(%layer_norm_257_n) : (index) -> tensor<?xf32>
+  %layer_norm_257_xs = tensor.cast %layer_norm_257_x : tensor<?xf32> to tensor<10280xf32>
+  %layer_norm_257_in = kiln.reshape %layer_norm_257_xs, shape = [257, 40] : tensor<10280xf32>
+  %layer_norm_257_s = call @layer_norm_257(%layer_norm_257_in) : (tensor<257x40xf32>) -> tensor<257x40xf32>
+  %layer_norm_257_dx = tensor.cast %layer_norm_257_in : tensor<257x40xf32> to tensor<?x40xf32>
+  %layer_norm_257_d = call @layer_norm(%layer_norm_257_dx) : (tensor<?x40xf32>) -> tensor<?x40xf32>
+  %layer_norm_257_dc = tensor.cast %layer_norm_257_d : tensor<?x40xf32> to tensor<257x40xf32>
+  %layer_norm_257_af = kiln.reshape %layer_norm_257_s, shape = [10280] : tensor<257x40xf32>
+  %layer_norm_257_a = tensor.cast %layer_norm_257_af : tensor<10280xf32> to tensor<?xf32>
+  %layer_norm_257_bf = kiln.reshape %layer_norm_257_dc, shape = [10280] : tensor<257x40xf32>
+  %layer_norm_257_b = tensor.cast %layer_norm_257_bf : tensor<10280xf32> to tensor<?xf32>
+  call @differences(%layer_norm_257_a, %layer_norm_257_b) : (tensor<?xf32>, tensor<?xf32>) -> ()
   // moves
   %moves_1_n = arith.constant 3 : index
   %moves_1_x = call @input(%moves_1_n) : (index) -> tensor<?xf32>
