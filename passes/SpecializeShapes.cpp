@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "passes/Passes.h"
 #include "llvm/ADT/BitVector.h"
@@ -77,8 +78,8 @@ DenseElementsAttr iotaElements(RankedTensorType type, int64_t dim) {
 
 class Specializer {
 public:
-  Specializer(func::FuncOp func, KernelSizes *kernelSizes)
-      : func(func), builder(func.getContext()), kernelSizes(kernelSizes) {}
+  Specializer(func::FuncOp func, SpecializedKernels *kernels)
+      : func(func), builder(func.getContext()), kernels(kernels) {}
 
   LogicalResult run(ArrayRef<SmallVector<int64_t>> shapes) {
     Block &body = func.getBody().front();
@@ -88,6 +89,8 @@ public:
     for (auto [argument, shape] : llvm::zip_equal(body.getArguments(), shapes))
       if (failed(setArgument(argument, shape)))
         return failure();
+    if (failed(copyKernelsCalledAgain()))
+      return failure();
     SmallVector<Operation *> indexOps;
     for (Operation &op : llvm::make_early_inc_range(body)) {
       if (isa<func::ReturnOp>(op))
@@ -128,16 +131,13 @@ public:
 private:
   // A call of a kernel outlined from the program (kiln-outline-kernels): the kernel is
   // specialized to the call's operand shapes, its size arguments become constants and
-  // are dropped from both, and their values are kept in `kernelSizes`.
+  // are dropped from both, and their values are kept in `kernels`.
   LogicalResult specializeCall(func::CallOp call) {
     auto module = func->getParentOfType<ModuleOp>();
     auto callee = module ? module.lookupSymbol<func::FuncOp>(call.getCallee()) : nullptr;
     if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock())
       return call.emitOpError("calls @") << call.getCallee()
                                          << ", which is no kernel of this module";
-    if (!specializedCallees.insert(callee).second)
-      return call.emitOpError("calls @") << call.getCallee()
-                                         << " a second time; each call needs its own kernel";
     Block &entry = callee.getBody().front();
     OpBuilder inKernel = OpBuilder::atBlockBegin(&entry);
     SmallVector<int64_t> sizes;
@@ -168,8 +168,31 @@ private:
       return failure();
     for (auto [result, type] : llvm::zip_equal(call.getResults(), callee.getResultTypes()))
       result.setType(type);
-    if (kernelSizes)
-      (*kernelSizes)[callee.getSymName()] = std::move(sizes);
+    if (kernels) {
+      auto origin = origins.find(callee.getSymName());
+      (*kernels)[callee.getSymName()] = {
+          origin == origins.end() ? callee.getSymName().str() : origin->second, std::move(sizes)};
+    }
+    return success();
+  }
+
+  // Each call of a kernel specializes it in place, so a kernel called again (kiln-outline-
+  // kernels shares one between identical groups) gets a copy per further call first.
+  LogicalResult copyKernelsCalledAgain() {
+    auto module = func->getParentOfType<ModuleOp>();
+    if (!module)
+      return success();
+    SymbolTable symbols(module);
+    llvm::SmallPtrSet<Operation *, 16> called;
+    for (auto call : llvm::to_vector(func.getBody().front().getOps<func::CallOp>())) {
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (!callee || called.insert(callee).second)
+        continue;
+      func::FuncOp copy = callee.clone();
+      symbols.insert(copy, Block::iterator(callee->getNextNode()));  // renamed if taken
+      origins[copy.getSymName()] = callee.getSymName().str();
+      call.setCallee(copy.getSymName());
+    }
     return success();
   }
 
@@ -293,9 +316,9 @@ private:
 
   func::FuncOp func;
   OpBuilder builder;
-  KernelSizes *kernelSizes;
+  SpecializedKernels *kernels;
   llvm::DenseMap<Value, int64_t> values;
-  llvm::SmallPtrSet<Operation *, 16> specializedCallees;
+  llvm::StringMap<std::string> origins;  // a kernel copied per call, to its original
 };
 
 // "64x784,64,x" (an empty entry: a rank-0 argument) as one shape per argument.
@@ -373,10 +396,10 @@ bool hasDynamicShapes(func::FuncOp func) {
 }
 
 LogicalResult specializeShapes(func::FuncOp func, ArrayRef<SmallVector<int64_t>> shapes,
-                               KernelSizes *kernelSizes) {
+                               SpecializedKernels *kernels) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitOpError("has no single-block body to specialize");
-  return Specializer(func, kernelSizes).run(shapes);
+  return Specializer(func, kernels).run(shapes);
 }
 
 } // namespace mlir::kiln

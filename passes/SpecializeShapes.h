@@ -4,6 +4,7 @@
 #define KILN_PASSES_SPECIALIZESHAPES_H
 
 #include <cstdint>
+#include <string>
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -30,13 +31,19 @@ LogicalResult refineResultTypes(Operation *op);
 // op (a reshape's element count, a negative size, operands that disagree).
 //
 // `func` may also be a host function whose kernels kiln-outline-kernels outlined: each
-// kernel it calls (once; a kernel called twice is an error) is specialized to the call's
-// operand shapes, and the sizes the call passed as index operands become constants in the
-// kernel and leave both signatures; `kernelSizes`, if given, receives them per kernel, in
-// order (what a kernel compiled once for `?` dims is called with).
-using KernelSizes = llvm::StringMap<SmallVector<int64_t>>;
+// kernel it calls is specialized to the call's operand shapes (a kernel called more than
+// once is first copied, one copy per further call, named apart), and the sizes the call
+// passed as index operands become constants in the kernel and leave both signatures.
+// `kernels`, if given, receives per called kernel (by its name after copying) the kernel
+// it was copied from and those sizes, in order: what a kernel compiled once for `?` dims
+// is called with.
+struct SpecializedKernel {
+  std::string origin;
+  SmallVector<int64_t> sizes;
+};
+using SpecializedKernels = llvm::StringMap<SpecializedKernel>;
 LogicalResult specializeShapes(func::FuncOp func, ArrayRef<SmallVector<int64_t>> shapes,
-                               KernelSizes *kernelSizes = nullptr);
+                               SpecializedKernels *kernels = nullptr);
 
 } // namespace mlir::kiln
 

@@ -47,7 +47,8 @@ class ShapeGenericProgram {
  public:
   virtual ~ShapeGenericProgram() = default;
   // The program for arguments of `shapes`: a ShapeError naming `op`, `what` and the first op
-  // the sizes do not fit.
+  // the sizes do not fit; null where the one compile cannot serve these sizes (the caller
+  // then compiles the program specialized to them).
   virtual std::shared_ptr<const Program> instantiate(const std::vector<Shape>& shapes,
                                                      std::string_view op, std::string_view what,
                                                      const SourceLoc& loc) const = 0;

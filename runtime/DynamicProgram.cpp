@@ -91,8 +91,10 @@ std::shared_ptr<const Program> DynamicProgram::programFor(std::span<const Tensor
     else if (logEnabled("compile"))
       std::cerr << "kiln: " << what_ << " is compiled once per shape: " << why << "\n";
   }
-  if (generic_) {
-    std::shared_ptr<const Program> program = generic_->instantiate(shapes, op_, what_, loc);
+  std::shared_ptr<const Program> instance =
+      generic_ ? generic_->instantiate(shapes, op_, what_, loc) : nullptr;
+  if (instance) {
+    std::shared_ptr<const Program> program = std::move(instance);
     if (logEnabled("compile"))
       std::cerr << "kiln: " << what_ << " planned for shapes (" << shapesText(shapes)
                 << ") without compiling\n";

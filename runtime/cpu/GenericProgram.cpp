@@ -8,6 +8,7 @@
 
 #include "bridge/OpBridge.h"
 #include "dialect/KilnDialect.h"
+#include "dialect/KilnOps.h"
 #include "kiln/core/Log.h"
 #include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -149,6 +150,27 @@ class DescriptorKernel final : public ExternalKernel {
   std::vector<int64_t> words_;
 };
 
+// Why `kernel` (specialized from `original`, the kernel with `?` dims) cannot run as the
+// original's compiled code ("" if it can): a broadcast whose operand dim is `?` reads it
+// along the result's dim, which a size-1 operand dim widened to more would overrun (eager
+// code broadcasts it; a trace's duck-sized dims make this rare).
+std::string widenedDynamicDim(mlir::func::FuncOp kernel, mlir::func::FuncOp original) {
+  llvm::SmallVector<mlir::kiln::BroadcastInDimOp> now, before;
+  kernel.walk([&](mlir::kiln::BroadcastInDimOp op) { now.push_back(op); });
+  original.walk([&](mlir::kiln::BroadcastInDimOp op) { before.push_back(op); });
+  if (now.size() != before.size()) return "its broadcasts changed";
+  for (auto [specialized, generic] : llvm::zip_equal(now, before)) {
+    auto operand = llvm::cast<mlir::RankedTensorType>(specialized.getX().getType());
+    auto dynamic = llvm::cast<mlir::RankedTensorType>(generic.getX().getType());
+    auto result = llvm::cast<mlir::RankedTensorType>(specialized.getType());
+    for (auto [d, to] : llvm::enumerate(specialized.getDims()))
+      if (dynamic.isDynamicDim(int64_t(d)) && operand.getDimSize(int64_t(d)) == 1 &&
+          result.getDimSize(to) != 1)
+        return where(specialized) + " widens a `?` dim of size 1";
+  }
+  return "";
+}
+
 class GenericCpuProgram final : public ShapeGenericProgram {
  public:
   struct Kernel {
@@ -167,12 +189,12 @@ class GenericCpuProgram final : public ShapeGenericProgram {
                                              const SourceLoc& loc) const override {
     mlir::OwningOpRef<mlir::ModuleOp> module = planned_.get().clone();
     auto host = module->lookupSymbol<mlir::func::FuncOp>(name_);
-    mlir::kiln::KernelSizes sizes;
+    mlir::kiln::SpecializedKernels specialized;
     {
       bridge::CapturedDiagnostics diagnostics(module->getContext());
       llvm::SmallVector<llvm::SmallVector<int64_t>> argumentShapes;
       for (const Shape& shape : shapes) argumentShapes.emplace_back(shape.begin(), shape.end());
-      if (mlir::failed(mlir::kiln::specializeShapes(host, argumentShapes, &sizes)) ||
+      if (mlir::failed(mlir::kiln::specializeShapes(host, argumentShapes, &specialized)) ||
           mlir::failed(mlir::verify(*module))) {
         std::string text;
         for (const Shape& shape : shapes) text += (text.empty() ? "" : ", ") + detail::concat(shape);
@@ -189,10 +211,20 @@ class GenericCpuProgram final : public ShapeGenericProgram {
     ScheduledProgram::Kernels kernels;
     for (mlir::func::FuncOp func : fusionKernelsOf(*module)) {
       const std::string name = func.getSymName().str();
-      const Kernel& compiled = kernels_.at(name);
+      auto called = specialized.find(name);
+      if (called == specialized.end()) continue;  // called by no one
+      const Kernel& compiled = kernels_.at(called->second.origin);
+      if (std::string why = widenedDynamicDim(
+              func, planned_.get().lookupSymbol<mlir::func::FuncOp>(called->second.origin));
+          !why.empty()) {
+        if (logEnabled("compile"))
+          std::cerr << "kiln: " << what << " is compiled for these shapes on their own: " << why << "\n";
+        return nullptr;
+      }
       kernels[name] = std::make_shared<DescriptorKernel>(
           compiled.entry, name, compiled.isSize, metasOf(func.getArgumentTypes()),
-          metasOf(func.getResultTypes()), std::vector<int64_t>(sizes[name].begin(), sizes[name].end()));
+          metasOf(func.getResultTypes()),
+          std::vector<int64_t>(called->second.sizes.begin(), called->second.sizes.end()));
     }
     return ScheduledProgram::create(std::move(module), name_, std::move(kernels), callbacks_, kCPU,
                                     "MLIR", op, loc);

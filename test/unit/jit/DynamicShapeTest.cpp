@@ -86,14 +86,17 @@ TEST_P(DynamicShapes, RowKernelsServeEveryBatchSizeFromOneTrace) {
     }
   }
   EXPECT_EQ(traced.num_traces(), 1u);
-  // Each new size is one more program (specialized, then compiled or interpreted); 64 was
-  // made already, unless it left the cache of 32 shapes before the loop came back to it
-  // (interpreted, where every size from 1 runs).
+  // MLIR: 64's program and one for every other size. Interpreted, each new size is one
+  // more program (specialized); 64 was made already, unless it left the cache of 32 shapes
+  // before the loop came back to it.
   const std::vector<int64_t> all = sizes();
   const size_t known = size_t(std::count(all.begin(), all.end(), 64));
-  EXPECT_LE(traced.num_compiles(), 1 + all.size());
-  EXPECT_GE(traced.num_compiles(), 1 + all.size() - known);
-  if (!exact()) EXPECT_EQ(traced.num_compiles(), 1 + all.size() - known);
+  if (exact()) {
+    EXPECT_LE(traced.num_compiles(), 1 + all.size());
+    EXPECT_GE(traced.num_compiles(), 1 + all.size() - known);
+  } else {
+    EXPECT_EQ(traced.num_compiles(), 2u);
+  }
 }
 
 // Elementwise kernels and a library matmul on a `?` batch: MLIR compiles the program once
@@ -167,6 +170,10 @@ TEST_P(DynamicShapes, MlpTrainingStepServesEveryBatchSize) {
     if (exact()) {
       for (const auto& [name, p] : model->named_parameters())
         EXPECT_TRUE(sameBits(p, eagerModel->named_parameters().at(name))) << name;
+    } else {
+      // 64's program; size 1, whose recording differs (a batch of one folds), its own; then
+      // one program for every other size.
+      EXPECT_EQ(traced.num_compiles(), 3u);
     }
   }
 }
@@ -190,6 +197,7 @@ TEST_P(DynamicShapes, ConvNetForwardServesEveryBatchSize) {
       EXPECT_TRUE(agrees(traced(x), net->forward(x))) << "batch " << n << ", call " << call;
     }
   EXPECT_EQ(traced.num_traces(), 1u);
+  if (!exact()) EXPECT_EQ(traced.num_compiles(), 2u);  // 16's program, then one for every size
 }
 
 // Size 1 is never learnt from (two recordings one of which has a size-1 dim stay
