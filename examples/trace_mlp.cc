@@ -62,7 +62,10 @@ struct Trainer {
   explicit Trainer(const Options& o)
       : model(examples::makeMlp()),
         optimizer(model->parameters(), optim::SGDOptions(o.lr).momentum(o.momentum)),
-        step(jit::trace(StepFn([this](Tensor x, Tensor y) { return eagerStep(x, y); }))) {
+        // The batch dim varies (each epoch ends with a short batch): named, the first
+        // compile is already the program for every batch size.
+        step(jit::trace(StepFn([this](Tensor x, Tensor y) { return eagerStep(x, y); }),
+                        {.dynamic_dims = {{.input = -1, .dim = 0}}})) {
     step.name_module("model", model).name_optimizer("opt", optimizer);
   }
 
@@ -81,12 +84,12 @@ struct Trainer {
   jit::Traced<StepFn> step;
 };
 
-// Samples per second of `steps` training steps of `run` on the first batch, after two
-// steps that warm up (and for the traced step, record and compile).
+// Samples per second of `steps` training steps of `run` on the first batch, after three
+// steps that warm up (for the traced step: the optimizer's state made, the recording by
+// value, then the compile).
 template <class Step>
 double throughput(Step run, const Tensor& x, const Tensor& y, int64_t steps) {
-  run(x, y);
-  run(x, y).template item<float>();
+  for (int warmUp = 0; warmUp < 3; ++warmUp) run(x, y).template item<float>();
   double start = examples::ProgressBar::steadySeconds();
   for (int64_t i = 0; i < steps; ++i) run(x, y);
   run(x, y).template item<float>();

@@ -137,6 +137,8 @@ struct TracedCore::Impl {
     std::vector<std::vector<int>> symbols;
     // The input shapes a dynamic recording has been checked to serve.
     std::set<std::vector<Shape>> verified;
+    // Whether compile() made `program` (rather than the interpreter a recording starts with).
+    bool compiled = false;
   };
 
   // Whether `entry` serves `key`: the same key, but that a dynamic entry's `?` dims take
@@ -175,7 +177,7 @@ struct TracedCore::Impl {
   // anything else is compiled, merged with an earlier recording into a dynamic one where
   // it can be, and run (unless the recording already ran it by value). Holds the mutex.
   std::vector<Tensor> finishRecording(Entry* recorded, std::optional<std::vector<Tensor>> eagerOutputs,
-                                      CallKey key, std::span<const Tensor> inputs) {
+                                      CallKey key, std::span<const Tensor> inputs, const Body& body) {
     if (!recorded->recording.created.empty()) {
       // A warm-up: what it created is state from now on, so the next call retraces.
       std::vector<Tensor> outputs = eagerOutputs ? std::move(*eagerOutputs) : run(*recorded, inputs);
@@ -183,14 +185,60 @@ struct TracedCore::Impl {
       return detached(std::move(outputs));
     }
     warmUpKey.reset();
+    if (eagerOutputs) keepBoundGrads(recorded->recording);  // before a merge drops it
     // A recording that merges into a dynamic one is not compiled for its own shapes: the
     // dynamic program serves them (compiled once for all sizes where the backend can).
-    if (!makeDynamic(*recorded)) compile(*recorded);
-    if (eagerOutputs) {  // recorded by value: already ran
-      keepBoundGrads(recorded->recording);
-      return std::move(*eagerOutputs);
+    Entry* serving = recorded;
+    if (!makeDynamic(*recorded)) {
+      serving = probeDynamic(*recorded, body);
+      if (!serving) {
+        compile(*recorded);
+        serving = recorded;
+      }
     }
-    return run(*recorded, inputs);
+    if (eagerOutputs) return std::move(*eagerOutputs);  // recorded by value: already ran
+    return run(*serving, inputs);
+  }
+
+  // The first recording of a function with dims named dynamic (TraceOptions::dynamic_dims)
+  // is generalized at once, as MegEngine's symbolic_shape is: the function is recorded again
+  // symbolically (placeholders, nothing runs) with each named dim of size >= 2 one larger,
+  // and the two recordings merge, so the first compile is already the program for every
+  // size. Returns the merged entry (`entry` is gone then), or null where the probe does not
+  // record (the function needs values) or does not merge.
+  Entry* probeDynamic(Entry& entry, const Body& body) {
+    const std::vector<std::vector<bool>> named = namedDims(entry.key);
+    if (named.empty() || !entry.recording.created.empty()) return nullptr;
+    CallKey key = entry.key;
+    std::vector<Tensor> probes;
+    bool any = false;
+    for (size_t i = 0; i < key.inputs.size(); ++i) {
+      TensorMeta& input = key.inputs[i];
+      for (size_t d = 0; d < input.shape.size(); ++d)
+        if (named[i][d] && input.shape[d] >= 2) {
+          ++input.shape[d];
+          any = true;
+        }
+      probes.push_back(kiln::detail::emptyTensor(input.shape, input.dtype, input.device,
+                                           /*placeholder=*/true, loc));
+      if (key.requiresGrad[i]) probes.back().requires_grad_(true);
+    }
+    if (!any) return nullptr;
+    std::optional<std::vector<Tensor>> unused;
+    std::optional<Recording> recording;
+    try {
+      recording = recordOnce(probes, body, {true, options.capture_as_const, options.name}, unused);
+    } catch (const NeedsValues&) {
+      return nullptr;
+    } catch (const Error& error) {  // what a placeholder cannot do: no probe, a static trace
+      if (logEnabled("retrace"))
+        std::cerr << "kiln: '" << options.name << "' records no probe at other sizes: " << error.what() << "\n";
+      return nullptr;
+    }
+    Entry* probe = addEntry(std::move(key), std::move(*recording));
+    if (makeDynamic(*probe)) return probe;
+    entries.pop_back();
+    return nullptr;
   }
 
   // After `entry` was recorded: if an earlier static recording differs from it only in
@@ -244,12 +292,12 @@ struct TracedCore::Impl {
     // with (what runs a warm-up): the dynamic program serves its shapes instead.
     absorb(entry, std::move(recorded), nullptr);
     std::set<const Entry*> absorbed{before};
-    absorb(*before, std::move(before->recording.module), before->program);
+    absorb(*before, std::move(before->recording.module), before->compiled ? before->program : nullptr);
     for (auto& other : entries)
       if (!absorbed.count(other.get()) && mergeable(*other) &&
           specializationDifference(funcOf(entry.recording), funcOf(other->recording)).empty()) {
         absorbed.insert(other.get());
-        absorb(*other, std::move(other->recording.module), other->program);
+        absorb(*other, std::move(other->recording.module), other->compiled ? other->program : nullptr);
       }
     if (logEnabled("retrace"))
       std::cerr << "kiln: '" << options.name << "' is dynamic in " << dimsText(entry.symbols)
@@ -274,7 +322,8 @@ struct TracedCore::Impl {
     entry.program = compileFor(backend, func, rec.callbacks.get(), "trace",
                                "trace '" + options.name + "'", loc, options.compile,
                                deviceOf(entry));
-    if (entry.symbols.empty()) ++staticCompiles;  // a dynamic one compiles per shape
+    entry.compiled = true;
+    if (entry.symbols.empty()) ++staticCompiles;  // a dynamic one counts its own
   }
 
   // Where the program's tensors live: its first input's device, else its first state's.
@@ -326,13 +375,18 @@ struct TracedCore::Impl {
     } else {
       recording = recordOnce(inputs, body, {false, options.capture_as_const, options.name}, eager);
     }
-    mlir::ModuleOp module = recording->module.get();
+    return {addEntry(std::move(key), std::move(*recording)), std::move(eager)};
+  }
+
+  // `recording` of a call of `key` as the newest entry, run by the interpreter until
+  // compiled.
+  Entry* addEntry(CallKey key, Recording recording) {
+    mlir::ModuleOp module = recording.module.get();
     auto func = *module.getOps<mlir::func::FuncOp>().begin();
-    auto program = compileFor(runtime::referenceInterpreter(), func, recording->callbacks.get(),
+    auto program = compileFor(runtime::referenceInterpreter(), func, recording.callbacks.get(),
                               "trace", "trace '" + options.name + "'", loc, {}, Device{});
-    entries.push_back(std::make_unique<Entry>(
-        Entry{std::move(key), std::move(*recording), std::move(program)}));
-    return {entries.back().get(), std::move(eager)};
+    entries.push_back(std::make_unique<Entry>(Entry{std::move(key), std::move(recording), std::move(program)}));
+    return entries.back().get();
   }
 
   // One recording; `eager` gets the outputs when it ran by value.
@@ -596,7 +650,7 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
                   << dimsText(shapes) << " than its dynamic program specialized to them ("
                   << difference << "); that recording serves these shapes\n";
       entry = nullptr;
-      return impl.finishRecording(recorded, std::move(eagerOutputs), std::move(key), inputs);
+      return impl.finishRecording(recorded, std::move(eagerOutputs), std::move(key), inputs, body);
     }
     if (!entry) {
       if (impl.warmUpKey && sameKey(*impl.warmUpKey, key)) {
@@ -624,7 +678,7 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
                     << " traces): " << change << "\n";
       }
       auto [recorded, eagerOutputs] = impl.record(inputs, key, body);
-      return impl.finishRecording(recorded, std::move(eagerOutputs), std::move(key), inputs);
+      return impl.finishRecording(recorded, std::move(eagerOutputs), std::move(key), inputs, body);
     }
   }
   return impl.run(*entry, inputs);

@@ -10,6 +10,7 @@
 #include "dialect/KilnDialect.h"
 #include "dialect/KilnOps.h"
 #include "kiln/core/Log.h"
+#include "kiln/core/ProfileEvents.h"
 #include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -86,7 +87,8 @@ class DescriptorKernel final : public ExternalKernel {
   DescriptorKernel(PackedEntry entry, std::string name, const std::vector<bool>& isSize,
                    std::vector<TensorMeta> operands, std::vector<TensorMeta> results,
                    std::vector<int64_t> sizes)
-      : entry_(entry), name_(std::move(name)), sizes_(std::move(sizes)) {
+      : entry_(entry), name_(std::move(name)), sizes_(std::move(sizes)), operands_(operands),
+        results_(results) {
     size_t tensor = 0, size = 0;
     for (bool isSizeArgument : isSize) {
       if (isSizeArgument) {
@@ -115,7 +117,15 @@ class DescriptorKernel final : public ExternalKernel {
       std::memcpy(&words[slot.word + 1], &buffer, sizeof(void*));
       arguments[i] = &words[slot.word];
     }
+    if (!profiler::enabled()) {
+      entry_(arguments.data());
+      return;
+    }
+    profiler::Event event{name_, "kernel", profiler::Clock::now(), {}};
     entry_(arguments.data());
+    event.end = profiler::Clock::now();
+    profiler::describe(event, operands_, results_);
+    profiler::record(std::move(event));
   }
   std::string describe() const override { return "@" + name_ + ": compiled once for `?` dims"; }
   std::string lowered() const override { return ""; }
@@ -146,6 +156,7 @@ class DescriptorKernel final : public ExternalKernel {
   PackedEntry entry_;
   std::string name_;
   std::vector<int64_t> sizes_;
+  std::vector<TensorMeta> operands_, results_;  // for the profiler
   std::vector<Slot> slots_;
   std::vector<int64_t> words_;
 };

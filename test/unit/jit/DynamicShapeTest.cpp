@@ -28,7 +28,7 @@ using ::testing::HasSubstr;
 using testing::sameBits;
 
 class DynamicShapes : public ::testing::TestWithParam<const char*> {
- protected:
+ public:
   bool exact() const { return std::string(GetParam()) == "INTERP"; }
   jit::TraceOptions options(bool symbolic = false) const {
     jit::TraceOptions o;
@@ -128,6 +128,15 @@ TEST_P(DynamicShapes, ElementwiseKernelsCompileOnceForEverySize) {
   }
 }
 
+// One step of eager training (what the traced MLP steps record).
+Tensor mlpStep(nn::Sequential& m, optim::SGD& o, const Tensor& x, const Tensor& y) {
+  Tensor loss = cross_entropy(m->forward(x), y);
+  o.zero_grad(/*set_to_none=*/true);
+  loss.backward();
+  o.step();
+  return loss;
+}
+
 nn::Sequential makeMlp() {
   manual_seed(0);
   return nn::Sequential(nn::Linear(12, 16), nn::ReLU(), nn::Linear(16, 16), nn::ReLU(),
@@ -135,46 +144,61 @@ nn::Sequential makeMlp() {
 }
 
 // The MLP training step (cross-entropy, whose backward builds flat indices from an
-// arange of the batch, and SGD with momentum) at every size, beside eager training.
+// arange of the batch, and SGD with momentum) traced and run beside eager training at
+// `sizes` (each twice: checked, then run), after two calls at 64 (a warm-up that makes the
+// momentum, then the recording); with `namedBatch`, dim 0 of every input is named dynamic.
+// Returns the trace's recordings and compiles.
+std::pair<size_t, size_t> runMlpSteps(const DynamicShapes& test, bool symbolic, bool namedBatch,
+                                      const std::vector<int64_t>& sizes) {
+  nn::Sequential eagerModel = makeMlp(), model = makeMlp();
+  optim::SGD eagerOpt(eagerModel->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  jit::TraceOptions options = test.options(symbolic);
+  if (namedBatch) options.dynamic_dims = {{.input = -1, .dim = 0}};
+  auto traced = jit::trace([&](Tensor x, Tensor y) { return mlpStep(model, opt, x, y); }, options);
+  traced.name_module("model", model).name_optimizer("opt", opt);
+  std::vector<int64_t> batches = {64, 64, 64};
+  for (int64_t n : sizes) batches.insert(batches.end(), {n, n});
+  for (size_t k = 0; k < batches.size(); ++k) {
+    const int64_t n = batches[k];
+    manual_seed(100 + k);
+    Tensor x = randn({n, 12}), y = randint(0, 5, {n});
+    Tensor want = mlpStep(eagerModel, eagerOpt, x, y);
+    EXPECT_TRUE(test.agrees(traced(x, y), want)) << "step " << k << ", batch " << n;
+    if (!test.exact()) {  // compiled steps drift apart a little: restart from eager's weights
+      NoGradGuard noGrad;
+      auto params = model->named_parameters(), eagerParams = eagerModel->named_parameters();
+      for (auto& [name, p] : params) Tensor(p).copy_(eagerParams.at(name));
+    }
+  }
+  if (test.exact())
+    for (const auto& [name, p] : model->named_parameters())
+      EXPECT_TRUE(sameBits(p, eagerModel->named_parameters().at(name))) << name;
+  EXPECT_THAT(traced.graph_str(), HasSubstr("tensor<?x12xf32>"));
+  return {traced.num_traces(), traced.num_compiles()};
+}
+
 TEST_P(DynamicShapes, MlpTrainingStepServesEveryBatchSize) {
   for (bool symbolic : {false, true}) {
     SCOPED_TRACE(symbolic ? "symbolic" : "by value");
-    nn::Sequential eagerModel = makeMlp(), model = makeMlp();
-    optim::SGD eagerOpt(eagerModel->parameters(), optim::SGDOptions(0.05).momentum(0.9));
-    optim::SGD opt(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
-    auto step = [](nn::Sequential& m, optim::SGD& o, const Tensor& x, const Tensor& y) {
-      Tensor loss = cross_entropy(m->forward(x), y);
-      o.zero_grad(/*set_to_none=*/true);
-      loss.backward();
-      o.step();
-      return loss;
-    };
-    auto traced = jit::trace([&](Tensor x, Tensor y) { return step(model, opt, x, y); },
-                             options(symbolic));
-    traced.name_module("model", model).name_optimizer("opt", opt);
-    std::vector<int64_t> batches = {64, 64, 64};  // warm-up (momentum made), then recorded
-    for (int64_t n : sizes()) batches.insert(batches.end(), {n, n});  // checked, then run
-    for (size_t k = 0; k < batches.size(); ++k) {
-      const int64_t n = batches[k];
-      manual_seed(100 + k);
-      Tensor x = randn({n, 12}), y = randint(0, 5, {n});
-      Tensor want = step(eagerModel, eagerOpt, x, y);
-      EXPECT_TRUE(agrees(traced(x, y), want)) << "step " << k << ", batch " << n;
-      if (!exact()) {  // compiled steps drift apart a little: restart from eager's weights
-        NoGradGuard noGrad;
-        auto params = model->named_parameters(), eagerParams = eagerModel->named_parameters();
-        for (auto& [name, p] : params) Tensor(p).copy_(eagerParams.at(name));
-      }
-    }
-    EXPECT_EQ(traced.num_traces(), 1u) << traced.graph_str();
-    if (exact()) {
-      for (const auto& [name, p] : model->named_parameters())
-        EXPECT_TRUE(sameBits(p, eagerModel->named_parameters().at(name))) << name;
-    } else {
-      // 64's program; size 1, whose recording differs (a batch of one folds), its own; then
-      // one program for every other size.
-      EXPECT_EQ(traced.num_compiles(), 3u);
-    }
+    auto [traces, compiles] = runMlpSteps(*this, symbolic, /*namedBatch=*/false, sizes());
+    EXPECT_EQ(traces, 1u);
+    // MLIR: 64's program; size 1, whose recording differs (a batch of one folds), its own;
+    // then one program for every other size.
+    if (!exact()) EXPECT_EQ(compiles, 3u);
+  }
+}
+
+// With the batch named dynamic (TraceOptions::dynamic_dims), the first recording is
+// generalized at once (a probe recorded symbolically one size up), so the first compile
+// is already the program for every size: MLIR compiles the training step once.
+TEST_P(DynamicShapes, NamedDynamicDimsCompileOnceFromTheFirstCall) {
+  for (bool symbolic : {false, true}) {
+    SCOPED_TRACE(symbolic ? "symbolic" : "by value");
+    auto [traces, compiles] =
+        runMlpSteps(*this, symbolic, /*namedBatch=*/true, {2, 3, 17, 64, 100, 257});
+    EXPECT_EQ(traces, 1u);
+    if (!exact()) EXPECT_EQ(compiles, 1u);
   }
 }
 
