@@ -31,6 +31,7 @@ enum class AttrKind {
   ReduceKind,    // "sum" <-> #kiln<reduce_kind sum>
   PoolKind,      // "max" <-> #kiln<pool_kind max>
   Distribution,  // "normal" <-> #kiln<distribution normal>
+  AllReduceKind, // "mean" <-> #kiln<all_reduce_kind mean>
   RngParams,     // doubles "a", "b" <-> params = [a, b] ([a] for bernoulli)
 };
 
@@ -68,6 +69,7 @@ const std::vector<OpSchema>& schemas() {
         {"padding", K::I64Array}}},
       {"kiln.gather", {{"dim", K::I64}}},
       {"kiln.scatter_add", {{"dim", K::I64}, {"size", K::I64}}},
+      {"kiln.all_reduce", {{"kind", K::AllReduceKind}}},
       {"kiln.rng",
        {{"distribution", K::Distribution}, {"shape", K::I64Array}, {"dtype", K::ElementType},
         {"params", K::RngParams}}},
@@ -141,6 +143,7 @@ class AttrWriter {
       case K::ReduceKind: return enumAttr<mk::ReduceKindAttr>(spec);
       case K::PoolKind: return enumAttr<mk::PoolKindAttr>(spec);
       case K::Distribution: return enumAttr<mk::RngDistributionAttr>(spec);
+      case K::AllReduceKind: return enumAttr<mk::AllReduceKindAttr>(spec);
       case K::RngParams: return rngParams();
     }
     return {};
@@ -222,6 +225,7 @@ class AttrReader {
       case K::ReduceKind: attrs.set(spec.name, enumText<mk::ReduceKindAttr>(spec, value)); break;
       case K::PoolKind: attrs.set(spec.name, enumText<mk::PoolKindAttr>(spec, value)); break;
       case K::Distribution: attrs.set(spec.name, enumText<mk::RngDistributionAttr>(spec, value)); break;
+      case K::AllReduceKind: attrs.set(spec.name, enumText<mk::AllReduceKindAttr>(spec, value)); break;
       case K::RngParams: {
         llvm::ArrayRef<double> params = as<mlir::DenseF64ArrayAttr>(spec, value).asArrayRef();
         if (params.empty()) throwAt(op_, where_, "'params' is empty");

@@ -128,6 +128,16 @@ def Kiln_RngDistribution : I32EnumAttr<"RngDistribution",
 def Kiln_RngDistributionAttr
     : Kiln_EnumAttr<Kiln_RngDistribution, "distribution">;
 
+def Kiln_AllReduceKind : I32EnumAttr<"AllReduceKind",
+    "how kiln.all_reduce combines the ranks' values", [
+      I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>,
+      I32EnumAttrCase<"max", 2>]> {
+  let cppNamespace = "::mlir::kiln";
+  let genSpecializedAttr = 0;
+}
+def Kiln_AllReduceKindAttr
+    : Kiln_EnumAttr<Kiln_AllReduceKind, "all_reduce_kind">;
+
 //===----------------------------------------------------------------------===//
 // Base op
 //===----------------------------------------------------------------------===//

@@ -793,6 +793,26 @@ LogicalResult Pool2dOp::inferReturnTypes(MLIRContext *,
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  Reporter r(loc, getOperationName());
+  auto x = r.operand(adaptor.getX(), "x");
+  if (failed(x))
+    return failure();
+  if (adaptor.getKind() == AllReduceKind::mean &&
+      !isa<FloatType>(x->elementType()))
+    return r.fail("kind 'mean' needs a float element type, but operand 'x' ",
+                  "has element type ", x->elementType());
+  types.push_back(x->type);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Random numbers
 //===----------------------------------------------------------------------===//
 

@@ -510,6 +510,33 @@ def Kiln_ScatterAddOp : Kiln_PureOp<"scatter_add"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+// Not Pure: every rank of the job must run the same collectives in the same
+// order, so none may be removed, merged with another or moved past another.
+def Kiln_AllReduceOp : Kiln_Op<"all_reduce", [Kiln_VerifiedByInference,
+                                              InferTypeOpAdaptor]> {
+  let summary = "combine a tensor over the ranks of an MPI job";
+  let description = [{
+    Every rank of the job contributes its `x`; the result, the same on every
+    rank, is their elementwise `sum`, `mean` (the sum divided by the number
+    of ranks; floats only) or `max` (on `i1`, sum and max are a logical or).
+    It is the gradient averaging of a data-parallel training step. It has
+    side effects (the other ranks wait for it): it is never folded, fused,
+    removed or reordered with another collective, and a compiled program runs
+    it as a host step of its schedule, blocking until every rank took part.
+
+    ```mlir
+    %g = kiln.all_reduce mean %grad : tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_AllReduceKindAttr:$kind, Kiln_Tensor:$x);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "`` $kind $x attr-dict `:` type($x)";
+}
+
+//===----------------------------------------------------------------------===//
 // Random numbers
 //===----------------------------------------------------------------------===//
 

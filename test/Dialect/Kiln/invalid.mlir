@@ -658,6 +658,26 @@ func.func @gather_indices_type(%x: tensor<10x4xf32>, %i: tensor<3xf32>) -> tenso
   return %0 : tensor<3x4xf32>
 }
 
+// -----
+
+//===----------------------------------------------------------------------===//
+// all_reduce
+//===----------------------------------------------------------------------===//
+
+func.func @all_reduce_mean_of_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error@+1 {{'kiln.all_reduce' op kind 'mean' needs a float element type, but operand 'x' has element type 'i32'}}
+  %0 = kiln.all_reduce mean %x : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @all_reduce_result_type(%x: tensor<4xf32>) -> tensor<2x2xf32> {
+  // expected-error@+1 {{'kiln.all_reduce' op result 0 has type 'tensor<2x2xf32>' but its operands and attributes give 'tensor<4xf32>'}}
+  %0 = "kiln.all_reduce"(%x) <{kind = #kiln<all_reduce_kind sum>}> : (tensor<4xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // scatter_add
 //===----------------------------------------------------------------------===//

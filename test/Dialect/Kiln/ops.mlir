@@ -606,6 +606,21 @@ func.func @scatter_add_inner_dim(%g: tensor<4x5xi32>, %ids: tensor<5xi32>) -> te
   return %0 : tensor<4x6xi32>
 }
 
+// A collective: the result has the operand's type; sum and max take any element type.
+// CHECK-LABEL: func.func @all_reduce(
+// CHECK-SAME:    %[[G:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<2xi1>, %[[I:.*]]: tensor<i64>)
+// CHECK-NEXT:    %[[M:.*]] = kiln.all_reduce mean %[[G]] : tensor<4x3xf32>
+// CHECK-NEXT:    %[[S:.*]] = kiln.all_reduce sum %[[B]] : tensor<2xi1>
+// CHECK-NEXT:    %[[X:.*]] = kiln.all_reduce max %[[I]] : tensor<i64>
+// CHECK-NEXT:    return %[[M]], %[[S]], %[[X]] : tensor<4x3xf32>, tensor<2xi1>, tensor<i64>
+func.func @all_reduce(%g: tensor<4x3xf32>, %b: tensor<2xi1>, %i: tensor<i64>)
+    -> (tensor<4x3xf32>, tensor<2xi1>, tensor<i64>) {
+  %0 = kiln.all_reduce mean %g : tensor<4x3xf32>
+  %1 = kiln.all_reduce sum %b : tensor<2xi1>
+  %2 = kiln.all_reduce max %i : tensor<i64>
+  return %0, %1, %2 : tensor<4x3xf32>, tensor<2xi1>, tensor<i64>
+}
+
 // CHECK-LABEL: func.func @rng_uniform(
 // CHECK-SAME:    %[[KEY:.*]]: tensor<2xi64>) -> (tensor<2x3xf64>, tensor<2xi64>)
 // CHECK-NEXT:    %[[S:.*]], %[[K:.*]] = kiln.rng uniform %[[KEY]], shape = [2, 3], dtype = f64, params = [-1.000000e+00, 1.000000e+00] : tensor<2xi64>

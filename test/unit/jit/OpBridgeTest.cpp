@@ -64,6 +64,7 @@ const std::map<std::string_view, Case>& cases() {
     c["take"] = {{meta({10, 4}), meta({2, 3}, kInt64)}, {{"dim", int64_t(0)}}};
     c["scatter_add"] = {{meta({2, 3, 4}), meta({2, 3}, kInt64)},
                         {{"dim", int64_t(0)}, {"size", int64_t(10)}}};
+    c["all_reduce"] = {{meta({4, 3})}, {{"kind", std::string("mean")}}};
     c["matmul"] = {{meta({8, 3}), meta({5, 3})}, {{"transpose_a", false}, {"transpose_b", true}}};
     c["addmm"] = {{meta({3, 8}), meta({5, 3}), meta({5})},
                   {{"transpose_a", true}, {"transpose_b", true}, {"relu", true}}};

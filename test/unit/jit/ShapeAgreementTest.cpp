@@ -194,6 +194,14 @@ Cases reduceCalls() {
   return cases;
 }
 
+Cases allReduceCalls() {
+  Cases cases;
+  for (const char* kind : {"sum", "mean", "max"})
+    for (const Shape& s : kShapes)
+      append(cases, forEachDType([&](DType d) { return Case{{meta(s, d)}, {{"kind", std::string(kind)}}}; }));
+  return cases;
+}
+
 Cases rngCalls() {
   struct Params { const char* distribution; double a, b; };
   const Params params[] = {{"uniform", -1.0, 2.0}, {"normal", 0.5, 2.0}, {"bernoulli", 0.25, 0.0},
@@ -337,7 +345,7 @@ const std::vector<std::pair<const OpDef*, Cases (*)()>>& callsByOp() {
       {&ops::kSlice, sliceCalls},     {&ops::kConcat, catCalls},     {&ops::kReduce, reduceCalls},
       {&ops::kRng, rngCalls},         {&ops::kGather, takeCalls},    {&ops::kScatterAdd, scatterAddCalls},
       {&ops::kMatmul, matmulCalls},   {&ops::kAddmm, addmmCalls},    {&ops::kConv2d, conv2dCalls},
-      {&ops::kPool2d, pool2dCalls}};
+      {&ops::kPool2d, pool2dCalls},   {&ops::kAllReduce, allReduceCalls}};
   return kCalls;
 }
 

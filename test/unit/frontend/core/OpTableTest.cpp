@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "frontend/core/ops/OpTable.h"
+#include "kiln/core/Collective.h"
 #include "kiln/core/Functional.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
@@ -171,6 +172,16 @@ TEST(MaxMin, LibTorchOverloads) {
   EXPECT_EQ(values(mi), (std::vector<double>{0, 1, 1}));
   EXPECT_EQ(max(x).item<float>(), 7.0f);
   EXPECT_EQ(values(min(x, full({3}, 3.0))), (std::vector<double>{1, 3, 3, 3, 2, 0}));
+}
+
+// kiln.all_reduce runs over MPI, which the core does not link: without kiln::distributed
+// initialized its kernel says so (the MPI runs are in test/unit/frontend/distributed).
+TEST(OpTable, AllReduceNeedsDistributedInit) {
+  EXPECT_KILN_ERROR_HAS(all_reduce_op(ones({4}), "sum"), Error,
+                        "all_reduce: a float32 [4] tensor cannot be reduced over the ranks of an "
+                        "MPI job before kiln::distributed::init()");
+  EXPECT_KILN_ERROR_HAS(all_reduce_op(ones({4}, kInt64), "mean"), TypeError, "all_reduce");
+  EXPECT_KILN_ERROR_HAS(all_reduce_op(ones({4}), "min"), Error, "kind must be sum, mean or max");
 }
 
 }  // namespace
