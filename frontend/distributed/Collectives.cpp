@@ -15,6 +15,7 @@
 #include "Mpi.h"
 #include "WorkState.h"
 #include "kiln/core/Autograd.h"
+#include "kiln/core/Collective.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
 #include "kiln/distributed/Distributed.h"
@@ -42,12 +43,15 @@ Elem elemOf(DType wire) {
 
 std::string describe(const Tensor& t) { return kiln::detail::concat(t.dtype(), " ", t.shape()); }
 
+// Whether `t` is being recorded (jit::trace, nn::Graph) rather than computed.
+bool recording(const Tensor& t) { return currentDispatchHook() != nullptr || t.is_placeholder(); }
+
 // Checks that apply to every tensor argument: defined, holding values, outside a trace.
 void checkTensor(std::string_view op, const Tensor& t, std::string_view role, const SourceLoc& loc) {
   if (!t.defined()) throw Error::make(loc, op, role, " is an undefined tensor");
-  if (currentDispatchHook() != nullptr || t.is_placeholder())
-    throw TraceError::make(loc, op, "collectives are not recorded by traces yet; call them ",
-                           "outside jit::trace and nn::Graph (docs/DISTRIBUTED.md)");
+  if (recording(t))
+    throw TraceError::make(loc, op, "of the collectives only all_reduce is recorded by traces; ",
+                           "call this one outside jit::trace and nn::Graph (docs/DISTRIBUTED.md)");
   if (t.numel() > INT_MAX)
     throw ShapeError::make(loc, op, role, " ", describe(t), " has more than 2^31 - 1 ",
                            "elements, MPI's limit for one call");
@@ -143,9 +147,30 @@ Work barrier_async(const SourceLoc& loc) {
 
 void barrier(const SourceLoc& loc) { barrier_async(loc).wait(loc); }
 
+namespace {
+
+// A recording takes all_reduce as the op kiln.all_reduce (kiln/core/Collective.h) and a
+// write of its result into `tensor`: the program runs it, blocking, on every call. The
+// Work is complete at once.
+Work recordAllReduce(std::string_view kOp, const Tensor& tensor, ReduceOp op, const SourceLoc& loc) {
+  checkReduceOp(kOp, op, tensor, loc);
+  NoGradGuard noGrad;
+  const Tensor reduced = all_reduce_op(tensor, kiln::detail::concat(op), loc);
+  Tensor(tensor).copy_(reduced, loc);
+  return Work();
+}
+
+}  // namespace
+
+void detail::runAllReduce(const Tensor& buffer, std::string_view kind, const SourceLoc& loc) {
+  const ReduceOp op = kind == "mean" ? ReduceOp::Mean : kind == "max" ? ReduceOp::Max : ReduceOp::Sum;
+  all_reduce(buffer, op, loc);
+}
+
 Work all_reduce_async(const Tensor& tensor, ReduceOp op, const SourceLoc& loc) {
   constexpr std::string_view kOp = "distributed::all_reduce";
   detail::requireInitialized(kOp, loc);
+  if (tensor.defined() && recording(tensor)) return recordAllReduce(kOp, tensor, op, loc);
   checkTensor(kOp, tensor, "the tensor", loc);
   checkReduceOp(kOp, op, tensor, loc);
   Tensor buffer = wireBuffer(tensor, loc);

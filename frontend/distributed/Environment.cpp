@@ -7,6 +7,7 @@
 #include <string>
 
 #include "Mpi.h"
+#include "kiln/core/Collective.h"
 #include "kiln/distributed/Distributed.h"
 
 namespace kiln::distributed {
@@ -87,6 +88,7 @@ void init(const SourceLoc& loc) {
   }
   s.timeoutSeconds = timeout;
   s.initialized = true;
+  kiln::detail::setAllReduceRunner(&detail::runAllReduce);
 }
 
 bool is_initialized() { return state().initialized; }
@@ -95,6 +97,7 @@ void finalize(const SourceLoc& loc) {
   detail::requireInitialized("distributed::finalize", loc);
   state().initialized = false;
   state().finalized = true;
+  kiln::detail::setAllReduceRunner(nullptr);
   try {
     detail::mpiFinalize();
   } catch (const detail::MpiFailure& failure) {

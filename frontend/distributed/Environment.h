@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "kiln/core/Error.h"
+#include "kiln/core/Tensor.h"
 
 namespace kiln::distributed::detail {
 
@@ -13,5 +14,9 @@ void requireBuilt(std::string_view op, const SourceLoc& loc);
 // kiln::Error naming `op` when Kiln was built without MPI or init() has not run (or
 // finalize() has).
 void requireInitialized(std::string_view op, const SourceLoc& loc);
+
+// kiln.all_reduce's communication (kiln/core/Collective.h's runner): all_reduce on the
+// kernel's buffer. init() installs it, finalize() removes it.
+void runAllReduce(const Tensor& buffer, std::string_view kind, const SourceLoc& loc);
 
 }  // namespace kiln::distributed::detail

@@ -229,3 +229,23 @@ func.func @transpose_producer(%i: tensor<4x1xi64>, %c: tensor<6xi64>, %w: tensor
   %r = kiln.matmul %mm, %w : tensor<6x3xf32>, tensor<3x4xf32>
   return %r : tensor<6x4xf32>
 }
+
+// -----
+
+// A collective is a barrier: the gradient's scaling and the update that reads the reduced
+// gradient are two groups, with the all_reduce between them, never inside one.
+// CHECK-LABEL: func.func @all_reduce_barrier(
+// CHECK-SAME:      %[[G:.*]]: tensor<4xf32>, %[[W:.*]]: tensor<4xf32>
+// CHECK-NEXT:    %[[S:.*]] = kiln.fusion(%[[G]]) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK:         %[[R:.*]] = kiln.all_reduce mean %[[S]] : tensor<4xf32>
+// CHECK-NEXT:    kiln.fusion(%[[W]], %[[R]])
+// CHECK-NOT:       kiln.all_reduce
+// CHECK:         return
+func.func @all_reduce_barrier(%g: tensor<4xf32>, %w: tensor<4xf32>) -> tensor<4xf32> {
+  %two = kiln.constant dense<2.0> : tensor<4xf32>
+  %s = kiln.mul %g, %two : tensor<4xf32>
+  %e = kiln.exp %s : tensor<4xf32>
+  %r = kiln.all_reduce mean %e : tensor<4xf32>
+  %n = kiln.sub %w, %r : tensor<4xf32>
+  return %n : tensor<4xf32>
+}

@@ -88,6 +88,22 @@ func.func @reuse(%x: tensor<4x4xf32> {kiln.input = 0 : i64})
   return %d : tensor<4x4xf32>
 }
 
+// A collective is a host step of its own between the kernels that produce and read its
+// operand and result: the result gets an arena buffer of its own.
+// CHECK-LABEL: func.func @all_reduce(
+// CHECK-SAME:    attributes {kiln.arena_bytes = 128 : i64, kiln.naive_bytes = 128 : i64}
+// CHECK:         call @neg(%{{.*}}) {kiln.offsets = array<i64: 0>}
+// CHECK-NEXT:    kiln.all_reduce mean %{{.*}} {kiln.offsets = array<i64: 64>}
+// CHECK-NEXT:    call @neg(%{{.*}}) {kiln.offsets = array<i64: -1>}
+// expected-remark@+1 {{arena: 128 bytes for 2 buffers (128 without reuse), 0 state updates in place}}
+func.func @all_reduce(%x: tensor<4x4xf32> {kiln.input = 0 : i64})
+    -> (tensor<4x4xf32> {kiln.output = 0 : i64}) {
+  %a = call @neg(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b = kiln.all_reduce mean %a : tensor<4x4xf32>
+  %c = call @neg(%b) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %c : tensor<4x4xf32>
+}
+
 // Two 4-byte tensors live together: the second starts at the next aligned offset.
 // CHECK-LABEL: func.func @alignment(
 // CHECK-SAME:    attributes {kiln.arena_bytes = 128 : i64, kiln.naive_bytes = 128 : i64}

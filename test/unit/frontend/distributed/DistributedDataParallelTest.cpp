@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kiln/core/Autograd.h"
@@ -11,6 +12,7 @@
 #include "kiln/core/Random.h"
 #include "kiln/data/DataLoader.h"
 #include "kiln/distributed/Distributed.h"
+#include "kiln/jit/Trace.h"
 #include "kiln/nn/DistributedDataParallel.h"
 #include "kiln/nn/Modules.h"
 #include "kiln/optim/SGD.h"
@@ -59,11 +61,42 @@ void train(nn::Sequential& model, data::DataLoader& loader, nn::DistributedDataP
   }
 }
 
+// The same with each step one jit::trace'd call on `backend`: the averaging is recorded
+// as kiln.all_reduce ops (one per bucket) that the program runs on every call.
+void trainTraced(nn::Sequential& model, data::DataLoader& loader, nn::DistributedDataParallel& ddp,
+                 const std::string& backend) {
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  jit::TraceOptions options;
+  options.compile.backend = backend;
+  auto step = jit::trace(
+      [&](Tensor x, Tensor y) {
+        sgd.zero_grad();
+        Tensor loss = mse_loss(model(x), y);
+        loss.backward();
+        ddp.synchronize_gradients();
+        sgd.step();
+        return loss;
+      },
+      options);
+  step.name_module("model", model).name_optimizer("opt", sgd);
+  auto batch = loader.begin();
+  for (int s = 0; s < kSteps; ++s, ++batch) step(batch->data, batch->target);
+  // One recording (the warm-up that made the momentum buffers does not count), run 19 times.
+  EXPECT_EQ(step.num_traces(), 1u);
+  const std::string graph = step.graph_str();
+  size_t reductions = 0;
+  for (size_t at = graph.find("kiln.all_reduce mean"); at != std::string::npos;
+       at = graph.find("kiln.all_reduce mean", at + 1))
+    ++reductions;
+  EXPECT_EQ(reductions, ddp.buckets().size()) << graph;
+}
+
 double relativeDifference(const Tensor& a, const Tensor& b) {
   return (a - b).norm().item<double>() / b.norm().item<double>();
 }
 
-void expectEquivalentToOneProcess(int accumulate, double bucketCapMb) {
+// Trains with `accumulate` micro-batches per step, eagerly, or traced on `backend`.
+void expectEquivalentToOneProcess(int accumulate, double bucketCapMb, const std::string& backend = "") {
   const int n = dist::world_size(), r = dist::rank();
   manual_seed(uint64_t(100 + r));  // different weights on every rank until the broadcast
   nn::Sequential model = mlp();
@@ -84,7 +117,10 @@ void expectEquivalentToOneProcess(int accumulate, double bucketCapMb) {
                            {.batch_size = size_t(kPerRankBatch), .sampler = sampler});
   data::DataLoader whole(dataset(examples),
                          {.batch_size = size_t(n * kPerRankBatch), .shuffle = true, .seed = 5});
-  train(model, perRank, &ddp, accumulate);
+  if (backend.empty())
+    train(model, perRank, &ddp, accumulate);
+  else
+    trainTraced(model, perRank, ddp, backend);
   train(reference, whole, nullptr, accumulate);
 
   auto trained = model->named_parameters();
@@ -102,6 +138,16 @@ TEST(DistributedDataParallelTest, MatchesOneProcessWithTheWholeBatch) {
 TEST(DistributedDataParallelTest, SmallBucketsAndNoSyncAccumulation) {
   // 1 KiB buckets split the MLP's 4 tensors over several all_reduces.
   expectEquivalentToOneProcess(2, 1.0 / 1024);
+}
+
+TEST(DistributedDataParallelTest, TracedStepMatchesOneProcessOnTheInterpreter) {
+  expectEquivalentToOneProcess(1, 25, "INTERP");
+  expectEquivalentToOneProcess(1, 1.0 / 1024, "INTERP");
+}
+
+TEST(DistributedDataParallelTest, TracedStepMatchesOneProcessCompiled) {
+  expectEquivalentToOneProcess(1, 25, "MLIR");
+  expectEquivalentToOneProcess(1, 1.0 / 1024, "MLIR");
 }
 
 TEST(DistributedDataParallelTest, BucketsFollowTheCapInReverseOrder) {

@@ -10,6 +10,7 @@
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
 #include "kiln/distributed/Distributed.h"
+#include "kiln/jit/Trace.h"
 #include "test/unit/frontend/core/ExpectError.h"
 
 namespace kiln {
@@ -213,13 +214,47 @@ class RecordingHook : public DispatchHook {
   void onValueRead(const Tensor&, std::string_view, const SourceLoc&) override {}
 };
 
-TEST_F(DistributedTest, RefusesToRunInsideATrace) {
+TEST_F(DistributedTest, OtherCollectivesRefuseToRunInsideATrace) {
   RecordingHook hook;
   DispatchHookGuard guard(&hook);
-  EXPECT_KILN_ERROR(dist::all_reduce(ones({2})), TraceError,
-                    "kiln::distributed::all_reduce: collectives are not recorded by traces yet; "
-                    "call them outside jit::trace and nn::Graph (docs/DISTRIBUTED.md)" +
-                        testing::at());
+  EXPECT_KILN_ERROR(dist::broadcast(ones({2}), 0), TraceError,
+                    "kiln::distributed::broadcast: of the collectives only all_reduce is recorded "
+                    "by traces; call this one outside jit::trace and nn::Graph "
+                    "(docs/DISTRIBUTED.md)" + testing::at());
+}
+
+// all_reduce inside jit::trace is recorded as kiln.all_reduce and runs on every call of
+// the program, by value and symbolically, on the interpreter and compiled.
+TEST_F(DistributedTest, AllReduceIsRecordedByTraces) {
+  for (const bool symbolic : {false, true})
+    for (const char* backend : {"INTERP", "MLIR"}) {
+      SCOPED_TRACE(std::string(backend) + (symbolic ? " symbolic" : " by value"));
+      jit::TraceOptions options{.symbolic = symbolic};
+      options.compile.backend = backend;
+      auto reduce = jit::trace(
+          [](Tensor x) {
+            Tensor sum = x * 2;
+            dist::all_reduce(sum);
+            Tensor mean = x + 0;
+            Tensor max = -x;
+            dist::all_reduce_async(mean, ReduceOp::Mean).wait();
+            dist::all_reduce(max, ReduceOp::Max);
+            return cat({sum, mean, max}, 0);
+          },
+          options);
+      for (int call = 0; call < 3; ++call) {
+        const double c = call, ranks = n;
+        const double sum = ranks * (ranks - 1) + 2 * ranks * c, mean = (ranks - 1) / 2 + c;
+        EXPECT_EQ(values(reduce(full({2}, r + c))),
+                  (std::vector<double>{sum, sum, mean, mean, -c, -c}))
+            << "call " << call;
+      }
+      EXPECT_EQ(reduce.num_traces(), 1u);
+      const std::string graph = reduce.graph_str();
+      EXPECT_NE(graph.find("kiln.all_reduce sum"), std::string::npos) << graph;
+      EXPECT_NE(graph.find("kiln.all_reduce mean"), std::string::npos) << graph;
+      EXPECT_NE(graph.find("kiln.all_reduce max"), std::string::npos) << graph;
+    }
 }
 
 }  // namespace
