@@ -4,34 +4,13 @@
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
 #include "kiln/distributed/Distributed.h"
+#include "kiln/nn/GradientBuckets.h"
 
 namespace kiln::nn {
 
 namespace {
 
 constexpr std::string_view kOp = "nn::DistributedDataParallel";
-
-// Parameters in reverse order, a new bucket at each change of dtype or device and
-// whenever the next one would pass the cap.
-std::vector<std::vector<Tensor>> makeBuckets(const std::vector<Tensor>& params, double capMb) {
-  const double capBytes = capMb * 1024 * 1024;
-  std::vector<std::vector<Tensor>> buckets;
-  double bytes = 0;
-  for (auto it = params.rbegin(); it != params.rend(); ++it) {
-    const Tensor& p = *it;
-    const double size = double(p.numel()) * double(p.element_size());
-    const bool fits = !buckets.empty() && bytes + size <= capBytes &&
-                      buckets.back().front().dtype() == p.dtype() &&
-                      buckets.back().front().device() == p.device();
-    if (!fits) {
-      buckets.emplace_back();
-      bytes = 0;
-    }
-    buckets.back().push_back(p);
-    bytes += size;
-  }
-  return buckets;
-}
 
 }  // namespace
 
@@ -51,32 +30,20 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
   std::vector<Tensor> trained;
   for (const Tensor& p : module_->parameters())
     if (p.requires_grad()) trained.push_back(p);
-  buckets_ = makeBuckets(trained, options_.bucket_cap_mb);
+  buckets_ = detail::gradientBuckets(trained, options_.bucket_cap_mb);
 }
 
 void DistributedDataParallel::synchronize_gradients(const SourceLoc& loc) {
   if (!syncing_) return;
-  NoGradGuard noGrad;
   std::vector<Tensor> flats;
   std::vector<distributed::Work> works;
   for (const std::vector<Tensor>& bucket : buckets_) {
-    std::vector<Tensor> grads;
-    for (const Tensor& p : bucket)
-      grads.push_back((p.grad().defined() ? p.grad() : zeros_like(p, loc)).flatten(0, -1, loc));
-    flats.push_back(grads.size() == 1 ? grads[0].clone(loc) : cat(grads, 0, loc));
+    flats.push_back(detail::flatGradients(bucket, loc));
     works.push_back(distributed::all_reduce_async(flats.back(), distributed::ReduceOp::Mean, loc));
   }
   for (size_t b = 0; b < buckets_.size(); ++b) {
     works[b].wait(loc);
-    int64_t offset = 0;
-    for (Tensor p : buckets_[b]) {
-      Tensor mean = flats[b].narrow(0, offset, p.numel(), loc).view(p.shape(), loc);
-      offset += p.numel();
-      if (p.grad().defined())
-        p.grad().copy_(mean, loc);
-      else
-        p.set_grad(mean.clone(loc));
-    }
+    detail::setGradients(buckets_[b], flats[b], loc);
   }
 }
 
