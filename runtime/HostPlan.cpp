@@ -2,6 +2,7 @@
 #include "runtime/HostPlan.h"
 
 #include <algorithm>
+#include <typeinfo>
 
 #include "dialect/KilnOps.h"
 #include "kiln/core/Dispatcher.h"
@@ -230,12 +231,32 @@ void runUntimed(const HostOp& op, void* const* operands, void* const* results,
   }
 }
 
+// An error of a host op's kernel gains the op and its line in the user's code, as the
+// interpreter's do, and keeps its kind: a kernel sees only the runtime's location (a
+// collective that timed out would otherwise not say which of the user's lines waited).
+void runNamed(const HostOp& op, void* const* operands, void* const* results,
+              std::span<const Tensor> arguments, const CallbackTable* callbacks, Device device) {
+  constexpr std::string_view kRun = "run compiled";
+  try {
+    runUntimed(op, operands, results, arguments, callbacks, device);
+  } catch (const ShapeError& e) {
+    throw ShapeError(kRun, op.what + ": " + e.op() + ": " + e.message(), SourceLoc::current());
+  } catch (const TypeError& e) {
+    throw TypeError(kRun, op.what + ": " + e.op() + ": " + e.message(), SourceLoc::current());
+  } catch (const TraceError& e) {
+    throw TraceError(kRun, op.what + ": " + e.op() + ": " + e.message(), SourceLoc::current());
+  } catch (const Error& e) {
+    if (e.op() == kRun || typeid(e) != typeid(Error)) throw;  // named already, or a kind of its own
+    throw Error(kRun, op.what + ": " + e.op() + ": " + e.message(), SourceLoc::current());
+  }
+}
+
 }  // namespace
 
 void runHostOp(const HostOp& op, void* const* operands, void* const* results,
                std::span<const Tensor> arguments, const CallbackTable* callbacks, Device device) {
   const profiler::Stopwatch watch;
-  runUntimed(op, operands, results, arguments, callbacks, device);
+  runNamed(op, operands, results, arguments, callbacks, device);
   if (watch) {
     profiler::Event event = watch.stop(op.name, "host_op");
     profiler::describe(event, op.operands, op.results);

@@ -8,8 +8,10 @@
 
 #include "frontend/nn/GraphReporter.h"
 #include "kiln/core/Autograd.h"
+#include "kiln/core/Collective.h"
 #include "kiln/core/Error.h"
 #include "kiln/core/Ops.h"
+#include "kiln/nn/GradientBuckets.h"
 
 namespace kiln::nn {
 
@@ -39,6 +41,16 @@ GraphConfig& GraphConfig::enable_fusion(bool on, const SourceLoc& loc) {
 GraphConfig& GraphConfig::set_backend(std::string name, const SourceLoc& loc) {
   checkMutable("set_backend", loc);
   backend_ = std::move(name);
+  return *this;
+}
+
+GraphConfig& GraphConfig::enable_data_parallel(bool on, double bucket_cap_mb, const SourceLoc& loc) {
+  checkMutable("enable_data_parallel", loc);
+  if (!(bucket_cap_mb > 0))
+    throw Error::make(loc, "enable_data_parallel", "bucket_cap_mb must be positive, got ",
+                      bucket_cap_mb);
+  dataParallel_ = on;
+  bucketCapMb_ = bucket_cap_mb;
   return *this;
 }
 
@@ -128,6 +140,9 @@ void GraphBase::setPrograms(size_t arity, bool singleOutput, Program build,
   if (steps > 1 && !training())
     throw Error::make(loc_, name_, "gradient accumulation over ", steps, " calls needs a "
                       "training graph; add an optimizer with add_optimizer");
+  if (config_.dataParallel_ && !training())
+    throw Error::make(loc_, name_, "data-parallel training needs a training graph; add an "
+                      "optimizer with add_optimizer");
   config_.fixedBy_ = name_;
   arity_ = arity;
   singleOutput_ = singleOutput;
@@ -139,6 +154,8 @@ void GraphBase::setPrograms(size_t arity, bool singleOutput, Program build,
   if (steps > 1) programs_[Phase::Accumulate] = trace(Phase::Accumulate);
   programs_[Phase::Step] = trace(Phase::Step);
   makeGradientAccumulators();
+  if (config_.dataParallel_)
+    gradientBuckets_ = detail::gradientBuckets(optimizedParameters(), config_.bucketCapMb_);
 }
 
 jit::TraceOptions GraphBase::traceOptions(Phase phase) const {
@@ -202,15 +219,21 @@ std::vector<Tensor> GraphBase::runPhase(Phase phase, std::span<const Tensor> inp
 void GraphBase::makeGradientAccumulators() {
   if (config_.accumulationSteps_ == 1) return;
   NoGradGuard noGrad;
+  for (const Tensor& param : optimizedParameters()) {
+    Tensor accumulated = zeros_like(param, loc_);
+    Tensor(param).set_grad(accumulated);
+    accumulators_.emplace_back(param, accumulated);
+  }
+}
+
+std::vector<Tensor> GraphBase::optimizedParameters() const {
   std::unordered_set<const TensorImpl*> seen;
+  std::vector<Tensor> params;
   for (const OptimizerEntry& entry : optimizers_)
     for (const optim::OptimizerParamGroup& group : entry.optimizer->param_groups())
-      for (const Tensor& param : group.params()) {
-        if (!seen.insert(param.impl()).second) continue;
-        Tensor accumulated = zeros_like(param, loc_);
-        Tensor(param).set_grad(accumulated);
-        accumulators_.emplace_back(param, accumulated);
-      }
+      for (const Tensor& param : group.params())
+        if (seen.insert(param.impl()).second) params.push_back(param);
+  return params;
 }
 
 // While a training program records, build's backward must find no gradient: one left
@@ -235,12 +258,22 @@ void GraphBase::finishTrainingStep(Phase phase) {
     if (grad.defined()) accumulated.add_(grad, scale, loc_);
   }
   if (phase != Phase::Step) return;
+  averageGradientsOverRanks();
   for (const OptimizerEntry& entry : optimizers_) entry.optimizer->step(nullptr, loc_);
   if (accumulators_.empty()) {
     for (const OptimizerEntry& entry : optimizers_) entry.optimizer->zero_grad(true, loc_);
     return;
   }
   for (auto& [param, accumulated] : accumulators_) accumulated.zero_(loc_);
+}
+
+// With data parallelism, each optimized parameter's gradient (the accumulated one, with
+// accumulation) becomes its mean over the ranks: one kiln.all_reduce per bucket, recorded
+// into the step program, which runs them on every update.
+void GraphBase::averageGradientsOverRanks() {
+  for (const std::vector<Tensor>& bucket : gradientBuckets_)
+    detail::setGradients(bucket, all_reduce_op(detail::flatGradients(bucket, loc_), "mean", loc_),
+                         loc_);
 }
 
 }  // namespace kiln::nn

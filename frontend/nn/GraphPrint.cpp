@@ -114,7 +114,8 @@ std::string GraphConfig::str() const {
          ", gradient_accumulation_steps=" + std::to_string(accumulationSteps_) +
          ", allow_fuse_add_to_output=" + pythonBool(fuseAddToOutput_) +
          ", enable_fusion=" + pythonBool(fusion_) +
-         (backend_.empty() ? std::string() : ", backend='" + backend_ + "'") + ")";
+         (backend_.empty() ? std::string() : ", backend='" + backend_ + "'") +
+         (dataParallel_ ? ", data_parallel=True" : "") + ")";
 }
 
 // ---- GraphBase: printing -----------------------------------------------------------------

@@ -62,9 +62,23 @@ class GraphConfig {
   GraphConfig& set_backend(std::string name, const SourceLoc& loc = SourceLoc::current());
   const std::string& backend() const { return backend_; }
 
+  // Data-parallel training over the ranks of an MPI job (kiln::distributed; link
+  // //frontend:distributed and call distributed::init() before the first call). Each rank
+  // calls the graph with its own batch; each update step averages the optimized
+  // parameters' gradients over the ranks before the optimizers step, inside the traced
+  // program: one kiln.all_reduce per bucket of at most `bucket_cap_mb` MiB, as
+  // nn::DistributedDataParallel buckets them. The replicas must start equal: construct
+  // nn::DistributedDataParallel on the model first (it broadcasts rank 0's parameters),
+  // or seed every rank alike. A Kiln extension: OneFlow says this with placements and SBP.
+  // Error for a cap that is not positive; at the first call, for a graph that does not train.
+  GraphConfig& enable_data_parallel(bool on = true, double bucket_cap_mb = 25,
+                                    const SourceLoc& loc = SourceLoc::current());
+  bool data_parallel_enabled() const { return dataParallel_; }
+
   // GraphConfig(training=True, gradient_accumulation_steps=1, allow_fuse_add_to_output=False,
   //             enable_fusion=True)
-  // (and ", backend='HALIDE'" once set_backend named one)
+  // (and ", backend='HALIDE'" once set_backend named one, ", data_parallel=True" once
+  // enable_data_parallel turned it on)
   std::string str() const;
 
  private:
@@ -76,6 +90,8 @@ class GraphConfig {
   bool fuseAddToOutput_ = false;
   bool fusion_ = true;
   std::string backend_;
+  bool dataParallel_ = false;
+  double bucketCapMb_ = 25;
   std::string fixedBy_;  // the graph's name, once its first call fixed the settings
 };
 
@@ -212,8 +228,11 @@ class GraphBase {
   void checkNotBuilt(std::string_view what, const SourceLoc& loc) const;
   Phase nextPhase() const;
   void makeGradientAccumulators();
+  // Each parameter the optimizers update, once, in the order they list them.
+  std::vector<Tensor> optimizedParameters() const;
   void clearGradients();
   void finishTrainingStep(Phase phase);
+  void averageGradientsOverRanks();
   void afterCall(Phase phase);
   std::vector<std::string> moduleLines(const std::string& qualifiedName,
                                        const Module& module) const;
@@ -227,6 +246,8 @@ class GraphBase {
   // With gradient accumulation: each optimized parameter and its persistent .grad,
   // accumulated in place (so the programs bind it by reference) and zeroed after a step.
   std::vector<std::pair<Tensor, Tensor>> accumulators_;
+  // With data parallelism: the optimized parameters, in the buckets one all-reduce averages.
+  std::vector<std::vector<Tensor>> gradientBuckets_;
   int debugLevel_ = -1;
 
   size_t arity_ = 0;

@@ -14,6 +14,7 @@
 #include "kiln/distributed/Distributed.h"
 #include "kiln/jit/Trace.h"
 #include "kiln/nn/DistributedDataParallel.h"
+#include "kiln/nn/Graph.h"
 #include "kiln/nn/Modules.h"
 #include "kiln/optim/SGD.h"
 #include "test/unit/frontend/core/ExpectError.h"
@@ -91,12 +92,42 @@ void trainTraced(nn::Sequential& model, data::DataLoader& loader, nn::Distribute
   EXPECT_EQ(reductions, ddp.buckets().size()) << graph;
 }
 
+// A data-parallel nn::Graph: its step program averages the gradients (kiln.all_reduce).
+struct TrainGraph : nn::Graph<TrainGraph> {
+  TrainGraph(nn::Sequential model, std::shared_ptr<optim::SGD> sgd, const std::string& backend,
+             double bucketCapMb)
+      : model(model) {
+    register_module("model", model);
+    add_optimizer(sgd);
+    config().set_backend(backend).enable_data_parallel(true, bucketCapMb);
+  }
+  Tensor build(Tensor x, Tensor y) {
+    Tensor loss = mse_loss(model(x), y);
+    loss.backward();
+    return loss;
+  }
+  nn::Sequential model;
+};
+
+void trainGraph(nn::Sequential& model, data::DataLoader& loader, const std::string& backend,
+                double bucketCapMb) {
+  auto sgd = std::make_shared<optim::SGD>(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  TrainGraph graph(model, sgd, backend, bucketCapMb);
+  auto batch = loader.begin();
+  for (int s = 0; s < kSteps; ++s, ++batch) graph(batch->data, batch->target);
+  EXPECT_NE(graph.config().str().find("data_parallel=True"), std::string::npos);
+}
+
 double relativeDifference(const Tensor& a, const Tensor& b) {
   return (a - b).norm().item<double>() / b.norm().item<double>();
 }
 
-// Trains with `accumulate` micro-batches per step, eagerly, or traced on `backend`.
-void expectEquivalentToOneProcess(int accumulate, double bucketCapMb, const std::string& backend = "") {
+enum class Mode { Eager, Traced, Graph };
+
+// Trains with `accumulate` micro-batches per step, eagerly, or traced or as an nn::Graph on
+// `backend`.
+void expectEquivalentToOneProcess(int accumulate, double bucketCapMb, Mode mode = Mode::Eager,
+                                  const std::string& backend = "") {
   const int n = dist::world_size(), r = dist::rank();
   manual_seed(uint64_t(100 + r));  // different weights on every rank until the broadcast
   nn::Sequential model = mlp();
@@ -117,10 +148,11 @@ void expectEquivalentToOneProcess(int accumulate, double bucketCapMb, const std:
                            {.batch_size = size_t(kPerRankBatch), .sampler = sampler});
   data::DataLoader whole(dataset(examples),
                          {.batch_size = size_t(n * kPerRankBatch), .shuffle = true, .seed = 5});
-  if (backend.empty())
-    train(model, perRank, &ddp, accumulate);
-  else
-    trainTraced(model, perRank, ddp, backend);
+  switch (mode) {
+    case Mode::Eager: train(model, perRank, &ddp, accumulate); break;
+    case Mode::Traced: trainTraced(model, perRank, ddp, backend); break;
+    case Mode::Graph: trainGraph(model, perRank, backend, bucketCapMb); break;
+  }
   train(reference, whole, nullptr, accumulate);
 
   auto trained = model->named_parameters();
@@ -140,14 +172,21 @@ TEST(DistributedDataParallelTest, SmallBucketsAndNoSyncAccumulation) {
   expectEquivalentToOneProcess(2, 1.0 / 1024);
 }
 
-TEST(DistributedDataParallelTest, TracedStepMatchesOneProcessOnTheInterpreter) {
-  expectEquivalentToOneProcess(1, 25, "INTERP");
-  expectEquivalentToOneProcess(1, 1.0 / 1024, "INTERP");
+// On the interpreter and compiled, with one bucket and with buckets that split the model.
+void expectEquivalentOnBothBackends(Mode mode) {
+  for (const char* backend : {"INTERP", "MLIR"})
+    for (const double bucketCapMb : {25.0, 1.0 / 1024}) {
+      SCOPED_TRACE(std::string(backend) + ", buckets of " + std::to_string(bucketCapMb) + " MiB");
+      expectEquivalentToOneProcess(1, bucketCapMb, mode, backend);
+    }
 }
 
-TEST(DistributedDataParallelTest, TracedStepMatchesOneProcessCompiled) {
-  expectEquivalentToOneProcess(1, 25, "MLIR");
-  expectEquivalentToOneProcess(1, 1.0 / 1024, "MLIR");
+TEST(DistributedDataParallelTest, TracedStepMatchesOneProcess) {
+  expectEquivalentOnBothBackends(Mode::Traced);
+}
+
+TEST(DistributedDataParallelTest, DataParallelGraphMatchesOneProcess) {
+  expectEquivalentOnBothBackends(Mode::Graph);
 }
 
 TEST(DistributedDataParallelTest, BucketsFollowTheCapInReverseOrder) {

@@ -575,6 +575,36 @@ TEST(GraphErrorTest, GradientAccumulationNeedsAnOptimizer) {
                         "optimizer with add_optimizer");
 }
 
+TEST(GraphErrorTest, DataParallelNeedsAPositiveCapAnOptimizerAndMpi) {
+  GraphConfig config;
+  EXPECT_KILN_ERROR_HAS(config.enable_data_parallel(true, 0), Error,
+                        "kiln::enable_data_parallel: bucket_cap_mb must be positive, got 0");
+  EXPECT_FALSE(config.data_parallel_enabled());
+  EvalGraph eval(makeMlp());
+  eval.config().enable_data_parallel();
+  EXPECT_KILN_ERROR_HAS(eval(ones({2, 4})), Error,
+                        "data-parallel training needs a training graph; add an optimizer with "
+                        "add_optimizer");
+  // This binary does not link kiln::distributed: the step's kiln.all_reduce says so, naming
+  // the op and its line, compiled or interpreted.
+  for (const char* backend : {"MLIR", "INTERP"}) {
+    Sequential model = makeMlp();
+    TrainGraph train(model, sgd(model));
+    train.config().enable_data_parallel().set_backend(backend);
+    EXPECT_EQ(train.config().str(),
+              "GraphConfig(training=True, gradient_accumulation_steps=1, "
+              "allow_fuse_add_to_output=False, enable_fusion=True, backend='" +
+                  std::string(backend) + "', data_parallel=True)");
+    EXPECT_KILN_ERROR_HAS(train(randn({5, 4}), randint(0, 3, {5})), Error,
+                          "'kiln.all_reduce' at test/unit/frontend/nn/GraphTest.cpp:");
+    EXPECT_KILN_ERROR_HAS(train(randn({5, 4}), randint(0, 3, {5})), Error,
+                          "all_reduce: a float32 [");
+    EXPECT_KILN_ERROR_HAS(train(randn({5, 4}), randint(0, 3, {5})), Error,
+                          "tensor cannot be reduced over the ranks of an MPI job before "
+                          "kiln::distributed::init()");
+  }
+}
+
 TEST(GraphErrorTest, ConfigIsFixedByTheFirstCall) {
   EvalGraph graph(makeMlp());
   graph(ones({2, 4}));
