@@ -9,6 +9,7 @@
 #include "frontend/nn/GraphReporter.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Collective.h"
+#include "kiln/core/Dispatcher.h"
 #include "kiln/core/Error.h"
 #include "kiln/core/Ops.h"
 #include "kiln/nn/GradientBuckets.h"
@@ -239,11 +240,19 @@ std::vector<Tensor> GraphBase::optimizedParameters() const {
 // While a training program records, build's backward must find no gradient: one left
 // from an earlier call would be read as state the program was traced with, not the
 // gradient present when it runs again. Backward then leaves each call's own gradient.
+// The recording is told of each cleared gradient (as Optimizer::zero_grad tells it), so
+// that a gradient existing at a later call's start (an accumulator) is not taken for a
+// change that needs a new recording: without it, every call of an accumulating graph
+// recorded again.
 void GraphBase::clearGradients() {
-  for (Tensor& param : root_->parameters()) param.set_grad(Tensor());
+  auto clear = [](Tensor& param) {
+    param.set_grad(Tensor());
+    if (DispatchHook* hook = currentDispatchHook()) hook->onGradCleared(param);
+  };
+  for (Tensor& param : root_->parameters()) clear(param);
   for (const OptimizerEntry& entry : optimizers_)
     for (optim::OptimizerParamGroup& group : entry.optimizer->param_groups())
-      for (Tensor& param : group.params()) param.set_grad(Tensor());
+      for (Tensor& param : group.params()) clear(param);
 }
 
 // After build: adds this call's gradients, scaled by 1/n, into the accumulators; on an
