@@ -40,10 +40,10 @@ std::shared_ptr<data::TensorDataset> dataset(int64_t n) {
 }
 
 // Trains `model` on `loader`'s first kSteps batches (accumulating `accumulate` batches per
-// step), averaging through `ddp` when given.
+// step) at learning rate `lr`, averaging through `ddp` when given.
 void train(nn::Sequential& model, data::DataLoader& loader, nn::DistributedDataParallel* ddp,
-           int accumulate) {
-  optim::SGD sgd(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+           int accumulate, double lr = 0.1) {
+  optim::SGD sgd(model->parameters(), optim::SGDOptions(lr).momentum(0.9));
   auto batch = loader.begin();
   for (int step = 0; step < kSteps; ++step) {
     sgd.zero_grad();
@@ -95,11 +95,12 @@ void trainTraced(nn::Sequential& model, data::DataLoader& loader, nn::Distribute
 // A data-parallel nn::Graph: its step program averages the gradients (kiln.all_reduce).
 struct TrainGraph : nn::Graph<TrainGraph> {
   TrainGraph(nn::Sequential model, std::shared_ptr<optim::SGD> sgd, const std::string& backend,
-             double bucketCapMb)
+             double bucketCapMb, int accumulate)
       : model(model) {
     register_module("model", model);
     add_optimizer(sgd);
-    config().set_backend(backend).enable_data_parallel(true, bucketCapMb);
+    config().set_backend(backend).set_gradient_accumulation_steps(accumulate);
+    config().enable_data_parallel(true, bucketCapMb);
   }
   Tensor build(Tensor x, Tensor y) {
     Tensor loss = mse_loss(model(x), y);
@@ -109,12 +110,14 @@ struct TrainGraph : nn::Graph<TrainGraph> {
   nn::Sequential model;
 };
 
+// The graph's steps average over `accumulate` calls (it scales each call's gradients by
+// 1/accumulate): the same updates as summed gradients at 1/accumulate of the rate.
 void trainGraph(nn::Sequential& model, data::DataLoader& loader, const std::string& backend,
-                double bucketCapMb) {
+                double bucketCapMb, int accumulate) {
   auto sgd = std::make_shared<optim::SGD>(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
-  TrainGraph graph(model, sgd, backend, bucketCapMb);
+  TrainGraph graph(model, sgd, backend, bucketCapMb, accumulate);
   auto batch = loader.begin();
-  for (int s = 0; s < kSteps; ++s, ++batch) graph(batch->data, batch->target);
+  for (int s = 0; s < kSteps * accumulate; ++s, ++batch) graph(batch->data, batch->target);
   EXPECT_NE(graph.config().str().find("data_parallel=True"), std::string::npos);
 }
 
@@ -151,9 +154,9 @@ void expectEquivalentToOneProcess(int accumulate, double bucketCapMb, Mode mode 
   switch (mode) {
     case Mode::Eager: train(model, perRank, &ddp, accumulate); break;
     case Mode::Traced: trainTraced(model, perRank, ddp, backend); break;
-    case Mode::Graph: trainGraph(model, perRank, backend, bucketCapMb); break;
+    case Mode::Graph: trainGraph(model, perRank, backend, bucketCapMb, accumulate); break;
   }
-  train(reference, whole, nullptr, accumulate);
+  train(reference, whole, nullptr, accumulate, mode == Mode::Graph ? 0.1 / accumulate : 0.1);
 
   auto trained = model->named_parameters();
   for (const auto& [name, want] : reference->named_parameters()) {
@@ -187,6 +190,10 @@ TEST(DistributedDataParallelTest, TracedStepMatchesOneProcess) {
 
 TEST(DistributedDataParallelTest, DataParallelGraphMatchesOneProcess) {
   expectEquivalentOnBothBackends(Mode::Graph);
+}
+
+TEST(DistributedDataParallelTest, DataParallelGraphWithGradientAccumulation) {
+  expectEquivalentToOneProcess(2, 1.0 / 1024, Mode::Graph, "MLIR");
 }
 
 TEST(DistributedDataParallelTest, BucketsFollowTheCapInReverseOrder) {
