@@ -23,16 +23,16 @@ namespace mk = mlir::kiln;
 
 // How one dialect attribute is spelled in Attrs.
 enum class AttrKind {
-  I64,           // int64_t <-> I64Attr
-  I64Array,      // std::vector<int64_t> <-> DenseI64ArrayAttr
-  Flag,          // bool <-> UnitAttr (present when true)
-  ElementType,   // DType <-> TypeAttr of the element type
-  Direction,     // "lt" <-> #kiln<direction lt>
-  ReduceKind,    // "sum" <-> #kiln<reduce_kind sum>
-  PoolKind,      // "max" <-> #kiln<pool_kind max>
-  Distribution,  // "normal" <-> #kiln<distribution normal>
-  AllReduceKind, // "mean" <-> #kiln<all_reduce_kind mean>
-  RngParams,     // doubles "a", "b" <-> params = [a, b] ([a] for bernoulli)
+  I64,            // int64_t <-> I64Attr
+  I64Array,       // std::vector<int64_t> <-> DenseI64ArrayAttr
+  Flag,           // bool <-> UnitAttr (present when true)
+  ElementType,    // DType <-> TypeAttr of the element type
+  Direction,      // "lt" <-> #kiln<direction lt>
+  ReduceKind,     // "sum" <-> #kiln<reduce_kind sum>
+  PoolKind,       // "max" <-> #kiln<pool_kind max>
+  Distribution,   // "normal" <-> #kiln<distribution normal>
+  AllReduceKind,  // "mean" <-> #kiln<all_reduce_kind mean>
+  RngParams,      // doubles "a", "b" <-> params = [a, b] ([a] for bernoulli)
 };
 
 struct AttrSpec {
