@@ -70,6 +70,7 @@ const std::vector<OpSchema>& schemas() {
       {"kiln.gather", {{"dim", K::I64}}},
       {"kiln.scatter_add", {{"dim", K::I64}, {"size", K::I64}}},
       {"kiln.all_reduce", {{"kind", K::AllReduceKind}}},
+      {"kiln.all_reduce_start", {{"kind", K::AllReduceKind}}},
       {"kiln.rng",
        {{"distribution", K::Distribution}, {"shape", K::I64Array}, {"dtype", K::ElementType},
         {"params", K::RngParams}}},

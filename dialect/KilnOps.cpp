@@ -796,18 +796,43 @@ LogicalResult Pool2dOp::inferReturnTypes(MLIRContext *,
 // Collectives
 //===----------------------------------------------------------------------===//
 
+// kiln.all_reduce and kiln.all_reduce_start: the operand's type; a mean needs floats.
+static LogicalResult inferAllReduce(const Reporter &r, Value operand,
+                                    AllReduceKind kind,
+                                    SmallVectorImpl<Type> &types) {
+  auto x = r.operand(operand, "x");
+  if (failed(x))
+    return failure();
+  if (kind == AllReduceKind::mean && !isa<FloatType>(x->elementType()))
+    return r.fail("kind 'mean' needs a float element type, but operand 'x' ",
+                  "has element type ", x->elementType());
+  types.push_back(x->type);
+  return success();
+}
+
 LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
-  Reporter r(loc, getOperationName());
-  auto x = r.operand(adaptor.getX(), "x");
+  return inferAllReduce(Reporter(loc, getOperationName()), adaptor.getX(),
+                        adaptor.getKind(), types);
+}
+
+LogicalResult AllReduceStartOp::inferReturnTypes(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  return inferAllReduce(Reporter(loc, getOperationName()), adaptor.getX(),
+                        adaptor.getKind(), types);
+}
+
+LogicalResult WaitOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto x = Reporter(loc, getOperationName()).operand(adaptor.getX(), "x");
   if (failed(x))
     return failure();
-  if (adaptor.getKind() == AllReduceKind::mean &&
-      !isa<FloatType>(x->elementType()))
-    return r.fail("kind 'mean' needs a float element type, but operand 'x' ",
-                  "has element type ", x->elementType());
   types.push_back(x->type);
   return success();
 }

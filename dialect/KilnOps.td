@@ -536,6 +536,41 @@ def Kiln_AllReduceOp : Kiln_Op<"all_reduce", [Kiln_VerifiedByInference,
   let assemblyFormat = "`` $kind $x attr-dict `:` type($x)";
 }
 
+def Kiln_AllReduceStartOp : Kiln_Op<"all_reduce_start",
+                                    [Kiln_VerifiedByInference, InferTypeOpAdaptor]> {
+  let summary = "start a non-blocking kiln.all_reduce";
+  let description = [{
+    Starts combining `x` over the ranks as `kiln.all_reduce` does and returns
+    at once. The result's buffer holds the combined values only after the
+    `kiln.wait` that takes it: until then the other ranks write into it, so
+    its only user must be that wait. Between the two, the host schedule runs
+    whatever else it has (the rest of the backward, other buckets' starts).
+
+    ```mlir
+    %r = kiln.all_reduce_start mean %grad : tensor<4x3xf32>
+    %g = kiln.wait %r : tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_AllReduceKindAttr:$kind, Kiln_Tensor:$x);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "`` $kind $x attr-dict `:` type($x)";
+}
+
+def Kiln_WaitOp : Kiln_Op<"wait", [Kiln_VerifiedByInference, InferTypeOpAdaptor]> {
+  let summary = "wait for a kiln.all_reduce_start";
+  let description = [{
+    Blocks until the collective that `kiln.all_reduce_start` started on `x`
+    is complete on this rank, and returns its values.
+
+    ```mlir
+    %g = kiln.wait %r : tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$x);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+}
+
 //===----------------------------------------------------------------------===//
 // Random numbers
 //===----------------------------------------------------------------------===//

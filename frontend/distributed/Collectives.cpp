@@ -9,7 +9,9 @@
 #include <climits>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <sstream>
+#include <unordered_map>
 
 #include "Environment.h"
 #include "Mpi.h"
@@ -149,28 +151,67 @@ void barrier(const SourceLoc& loc) { barrier_async(loc).wait(loc); }
 
 namespace {
 
-// A recording takes all_reduce as the op kiln.all_reduce (kiln/core/Collective.h) and a
-// write of its result into `tensor`: the program runs it, blocking, on every call. The
-// Work is complete at once.
-Work recordAllReduce(std::string_view kOp, const Tensor& tensor, ReduceOp op, const SourceLoc& loc) {
+// A recording takes all_reduce as kiln.all_reduce and all_reduce_async as
+// kiln.all_reduce_start, whose Work records the kiln.wait when waited for, each followed
+// by a write of the result into `tensor`: the program runs them on every call.
+Work recordAllReduce(std::string_view kOp, const Tensor& tensor, ReduceOp op, bool async,
+                     const SourceLoc& loc) {
   checkReduceOp(kOp, op, tensor, loc);
   NoGradGuard noGrad;
-  const Tensor reduced = all_reduce_op(tensor, kiln::detail::concat(op), loc);
-  Tensor(tensor).copy_(reduced, loc);
-  return Work();
+  const std::string kind = kiln::detail::concat(op);
+  if (!async) {
+    Tensor(tensor).copy_(all_reduce_op(tensor, kind, loc), loc);
+    return Work();
+  }
+  const Tensor started = all_reduce_start_op(tensor, kind, loc);
+  return Work(std::make_shared<detail::WorkState>(
+      std::string(kOp), kiln::detail::concat(describe(tensor), ", ", op), loc, nullptr,
+      std::vector<Tensor>{}, [tensor, started, loc] {
+        NoGradGuard noGrad;
+        Tensor(tensor).copy_(wait_op(started, loc), loc);
+      }));
 }
+
+ReduceOp reduceOpOf(std::string_view kind) {
+  return kind == "mean" ? ReduceOp::Mean : kind == "max" ? ReduceOp::Max : ReduceOp::Sum;
+}
+
+// The kernels' collectives in flight, by the storage they write (kiln.all_reduce_start's
+// result, which its kiln.wait reads).
+std::mutex gInFlightMutex;
+std::unordered_map<const void*, Work> gInFlight;
 
 }  // namespace
 
 void detail::runAllReduce(const Tensor& buffer, std::string_view kind, const SourceLoc& loc) {
-  const ReduceOp op = kind == "mean" ? ReduceOp::Mean : kind == "max" ? ReduceOp::Max : ReduceOp::Sum;
-  all_reduce(buffer, op, loc);
+  all_reduce(buffer, reduceOpOf(kind), loc);
+}
+
+void detail::startAllReduce(const Tensor& buffer, std::string_view kind, const SourceLoc& loc) {
+  Work work = all_reduce_async(buffer, reduceOpOf(kind), loc);
+  std::lock_guard lock(gInFlightMutex);
+  gInFlight[buffer.rawData()] = std::move(work);
+}
+
+void detail::waitAllReduce(const Tensor& buffer, const SourceLoc& loc) {
+  Work work;
+  {
+    std::lock_guard lock(gInFlightMutex);
+    auto found = gInFlight.find(buffer.rawData());
+    if (found == gInFlight.end())
+      throw Error::make(loc, "wait", "no all_reduce_start is in flight on this ",
+                        describe(buffer), " tensor (each start is waited for once, by the "
+                        "wait that takes its result)");
+    work = std::move(found->second);
+    gInFlight.erase(found);
+  }
+  work.wait(loc);
 }
 
 Work all_reduce_async(const Tensor& tensor, ReduceOp op, const SourceLoc& loc) {
   constexpr std::string_view kOp = "distributed::all_reduce";
   detail::requireInitialized(kOp, loc);
-  if (tensor.defined() && recording(tensor)) return recordAllReduce(kOp, tensor, op, loc);
+  if (tensor.defined() && recording(tensor)) return recordAllReduce(kOp, tensor, op, true, loc);
   checkTensor(kOp, tensor, "the tensor", loc);
   checkReduceOp(kOp, op, tensor, loc);
   Tensor buffer = wireBuffer(tensor, loc);
@@ -188,6 +229,12 @@ Work all_reduce_async(const Tensor& tensor, ReduceOp op, const SourceLoc& loc) {
 }
 
 void all_reduce(const Tensor& tensor, ReduceOp op, const SourceLoc& loc) {
+  constexpr std::string_view kOp = "distributed::all_reduce";
+  if (tensor.defined() && recording(tensor)) {
+    detail::requireInitialized(kOp, loc);
+    recordAllReduce(kOp, tensor, op, false, loc);
+    return;
+  }
   all_reduce_async(tensor, op, loc).wait(loc);
 }
 

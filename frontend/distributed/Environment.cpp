@@ -88,7 +88,10 @@ void init(const SourceLoc& loc) {
   }
   s.timeoutSeconds = timeout;
   s.initialized = true;
-  kiln::detail::setAllReduceRunner(&detail::runAllReduce);
+  static const kiln::detail::CollectiveRunner kRunner{&detail::runAllReduce,
+                                                      &detail::startAllReduce,
+                                                      &detail::waitAllReduce};
+  kiln::detail::setCollectiveRunner(&kRunner);
 }
 
 bool is_initialized() { return state().initialized; }
@@ -97,7 +100,7 @@ void finalize(const SourceLoc& loc) {
   detail::requireInitialized("distributed::finalize", loc);
   state().initialized = false;
   state().finalized = true;
-  kiln::detail::setAllReduceRunner(nullptr);
+  kiln::detail::setCollectiveRunner(nullptr);
   try {
     detail::mpiFinalize();
   } catch (const detail::MpiFailure& failure) {

@@ -15,8 +15,11 @@ void requireBuilt(std::string_view op, const SourceLoc& loc);
 // finalize() has).
 void requireInitialized(std::string_view op, const SourceLoc& loc);
 
-// kiln.all_reduce's communication (kiln/core/Collective.h's runner): all_reduce on the
-// kernel's buffer. init() installs it, finalize() removes it.
+// The kernels' communication (kiln/core/Collective.h's CollectiveRunner): all_reduce on
+// the kernel's buffer, blocking or started and waited for. init() installs it, finalize()
+// removes it.
 void runAllReduce(const Tensor& buffer, std::string_view kind, const SourceLoc& loc);
+void startAllReduce(const Tensor& buffer, std::string_view kind, const SourceLoc& loc);
+void waitAllReduce(const Tensor& buffer, const SourceLoc& loc);
 
 }  // namespace kiln::distributed::detail

@@ -16,7 +16,8 @@ class WorkState {
  public:
   // `what` describes the call for messages ("float32 [4, 3], sum"); `keepAlive` holds the
   // buffers MPI reads and writes until it is done; `finish` runs once, after completion,
-  // on the thread that sees it complete.
+  // on the thread that sees it complete. A null `request` is a collective a trace recorded:
+  // it completes when first polled, running `finish`.
   WorkState(std::string op, std::string what, const SourceLoc& started,
             std::unique_ptr<Request> request, std::vector<Tensor> keepAlive,
             std::function<void()> finish);

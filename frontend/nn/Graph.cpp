@@ -277,12 +277,15 @@ void GraphBase::finishTrainingStep(Phase phase) {
 }
 
 // With data parallelism, each optimized parameter's gradient (the accumulated one, with
-// accumulation) becomes its mean over the ranks: one kiln.all_reduce per bucket, recorded
-// into the step program, which runs them on every update.
+// accumulation) becomes its mean over the ranks: every bucket's all-reduce is started
+// (kiln.all_reduce_start), then each is waited for (kiln.wait) and its values copied back,
+// recorded into the step program, which runs them on every update.
 void GraphBase::averageGradientsOverRanks() {
+  std::vector<Tensor> started;
   for (const std::vector<Tensor>& bucket : gradientBuckets_)
-    detail::setGradients(bucket, all_reduce_op(detail::flatGradients(bucket, loc_), "mean", loc_),
-                         loc_);
+    started.push_back(all_reduce_start_op(detail::flatGradients(bucket, loc_), "mean", loc_));
+  for (size_t b = 0; b < started.size(); ++b)
+    detail::setGradients(gradientBuckets_[b], wait_op(started[b], loc_), loc_);
 }
 
 }  // namespace kiln::nn

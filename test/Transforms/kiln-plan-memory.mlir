@@ -104,6 +104,28 @@ func.func @all_reduce(%x: tensor<4x4xf32> {kiln.input = 0 : i64})
   return %c : tensor<4x4xf32>
 }
 
+// A started all-reduce's buffer, which the other ranks write until the wait, lives until
+// that wait: %c cannot take its bytes, though it takes %a's.
+// CHECK-LABEL: func.func @all_reduce_start(
+// CHECK-SAME:    attributes {kiln.arena_bytes = 192 : i64, kiln.naive_bytes = 320 : i64}
+// CHECK:         call @neg(%{{.*}}) {kiln.offsets = array<i64: 0>}
+// CHECK-NEXT:    kiln.all_reduce_start sum %{{.*}} {kiln.offsets = array<i64: 64>}
+// CHECK-NEXT:    call @neg(%{{.*}}) {kiln.offsets = array<i64: 0>}
+// CHECK-NEXT:    call @neg(%{{.*}}) {kiln.offsets = array<i64: 128>}
+// CHECK-NEXT:    kiln.wait %{{.*}} {kiln.offsets = array<i64: 0>}
+// CHECK-NEXT:    call @add(%{{.*}}, %{{.*}}) {kiln.offsets = array<i64: -1>}
+// expected-remark@+1 {{arena: 192 bytes for 5 buffers (320 without reuse), 0 state updates in place}}
+func.func @all_reduce_start(%x: tensor<4x4xf32> {kiln.input = 0 : i64})
+    -> (tensor<4x4xf32> {kiln.output = 0 : i64}) {
+  %a = call @neg(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = kiln.all_reduce_start sum %a : tensor<4x4xf32>
+  %b = call @neg(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %c = call @neg(%b) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %w = kiln.wait %s : tensor<4x4xf32>
+  %d = call @add(%w, %c) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %d : tensor<4x4xf32>
+}
+
 // Two 4-byte tensors live together: the second starts at the next aligned offset.
 // CHECK-LABEL: func.func @alignment(
 // CHECK-SAME:    attributes {kiln.arena_bytes = 128 : i64, kiln.naive_bytes = 128 : i64}

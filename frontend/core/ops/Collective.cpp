@@ -1,6 +1,6 @@
-// The collective of the op table (kiln.all_reduce). Its kernel copies the operand into
-// the output and hands that buffer to the runner kiln::distributed installed, which
-// reduces it over MPI (kiln/core/Collective.h).
+// The collectives of the op table (kiln.all_reduce, kiln.all_reduce_start, kiln.wait).
+// Their kernels copy the operand into the output and hand that buffer to the runner
+// kiln::distributed installed, which reduces it over MPI (kiln/core/Collective.h).
 #include <atomic>
 
 #include "frontend/core/kernels/Copy.h"
@@ -12,7 +12,16 @@
 namespace kiln {
 namespace {
 
-std::atomic<detail::AllReduceRunner> gRunner{nullptr};
+std::atomic<const detail::CollectiveRunner*> gRunner{nullptr};
+
+const detail::CollectiveRunner& runner(const OpArgs& args) {
+  const detail::CollectiveRunner* installed = gRunner.load();
+  if (!installed)
+    throw Error::make(args.loc, "all_reduce", "a ", args.inputs[0].dtype(), " ",
+                      args.inputs[0].sizes(), " tensor cannot be reduced over the ranks of an ",
+                      "MPI job before kiln::distributed::init() (//frontend:distributed)");
+  return *installed;
+}
 
 }  // namespace
 
@@ -29,19 +38,29 @@ std::vector<TensorMeta> allReduceShape(const OpDef& op, std::span<const TensorMe
 }
 
 void allReduceKernel(const OpArgs& args, std::span<Tensor> out) {
-  const detail::AllReduceRunner runner = gRunner.load();
-  if (!runner)
-    throw Error::make(args.loc, "all_reduce", "a ", args.inputs[0].dtype(), " ",
-                      args.inputs[0].sizes(), " tensor cannot be reduced over the ranks of an ",
-                      "MPI job before kiln::distributed::init() (//frontend:distributed)");
+  const detail::CollectiveRunner& run = runner(args);
   kernels::copyValues(out[0], args.inputs[0]);
-  runner(out[0], args.attrs.get<std::string>("kind"), args.loc);
+  run.allReduce(out[0], args.attrs.get<std::string>("kind"), args.loc);
+}
+
+void allReduceStartKernel(const OpArgs& args, std::span<Tensor> out) {
+  const detail::CollectiveRunner& run = runner(args);
+  kernels::copyValues(out[0], args.inputs[0]);
+  run.start(out[0], args.attrs.get<std::string>("kind"), args.loc);
+}
+
+void waitKernel(const OpArgs& args, std::span<Tensor> out) {
+  runner(args).wait(args.inputs[0], args.loc);
+  kernels::copyValues(out[0], args.inputs[0]);
 }
 
 }  // namespace
 
 const OpDef kAllReduce{"all_reduce", "kiln.all_reduce", allReduceShape, allReduceKernel,
                        nullptr, nullptr, kReadsNothing};
+const OpDef kAllReduceStart{"all_reduce_start", "kiln.all_reduce_start", allReduceShape,
+                            allReduceStartKernel, nullptr, nullptr, kReadsNothing};
+const OpDef kWait{"wait", "kiln.wait", sameAsFirst, waitKernel, nullptr, nullptr, kReadsNothing};
 
 }  // namespace ops
 
@@ -49,6 +68,14 @@ Tensor all_reduce_op(const Tensor& x, std::string_view kind, const SourceLoc& lo
   return dispatch1(ops::kAllReduce, {x}, {{"kind", std::string(kind)}}, loc);
 }
 
-void detail::setAllReduceRunner(AllReduceRunner runner) { gRunner.store(runner); }
+Tensor all_reduce_start_op(const Tensor& x, std::string_view kind, const SourceLoc& loc) {
+  return dispatch1(ops::kAllReduceStart, {x}, {{"kind", std::string(kind)}}, loc);
+}
+
+Tensor wait_op(const Tensor& started, const SourceLoc& loc) {
+  return dispatch1(ops::kWait, {started}, {}, loc);
+}
+
+void detail::setCollectiveRunner(const CollectiveRunner* runner) { gRunner.store(runner); }
 
 }  // namespace kiln

@@ -678,6 +678,22 @@ func.func @all_reduce_result_type(%x: tensor<4xf32>) -> tensor<2x2xf32> {
   return %0 : tensor<2x2xf32>
 }
 
+// -----
+
+func.func @all_reduce_start_mean_of_integers(%x: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error@+1 {{'kiln.all_reduce_start' op kind 'mean' needs a float element type, but operand 'x' has element type 'i64'}}
+  %0 = kiln.all_reduce_start mean %x : tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @wait_result_type(%x: tensor<4xf32>) -> tensor<4xf64> {
+  // expected-error@+1 {{'kiln.wait' op result 0 has type 'tensor<4xf64>' but its operands and attributes give 'tensor<4xf32>'}}
+  %0 = "kiln.wait"(%x) : (tensor<4xf32>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
 //===----------------------------------------------------------------------===//
 // scatter_add
 //===----------------------------------------------------------------------===//

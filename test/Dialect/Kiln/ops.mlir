@@ -621,6 +621,18 @@ func.func @all_reduce(%g: tensor<4x3xf32>, %b: tensor<2xi1>, %i: tensor<i64>)
   return %0, %1, %2 : tensor<4x3xf32>, tensor<2xi1>, tensor<i64>
 }
 
+// Non-blocking: the start's result is read by its wait only.
+// CHECK-LABEL: func.func @all_reduce_start_wait(
+// CHECK-SAME:    %[[G:.*]]: tensor<4x3xf32>)
+// CHECK-NEXT:    %[[R:.*]] = kiln.all_reduce_start mean %[[G]] : tensor<4x3xf32>
+// CHECK-NEXT:    %[[W:.*]] = kiln.wait %[[R]] : tensor<4x3xf32>
+// CHECK-NEXT:    return %[[W]] : tensor<4x3xf32>
+func.func @all_reduce_start_wait(%g: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %0 = kiln.all_reduce_start mean %g : tensor<4x3xf32>
+  %1 = kiln.wait %0 : tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}
+
 // CHECK-LABEL: func.func @rng_uniform(
 // CHECK-SAME:    %[[KEY:.*]]: tensor<2xi64>) -> (tensor<2x3xf64>, tensor<2xi64>)
 // CHECK-NEXT:    %[[S:.*]], %[[K:.*]] = kiln.rng uniform %[[KEY]], shape = [2, 3], dtype = f64, params = [-1.000000e+00, 1.000000e+00] : tensor<2xi64>

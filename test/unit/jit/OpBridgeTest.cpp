@@ -65,6 +65,8 @@ const std::map<std::string_view, Case>& cases() {
     c["scatter_add"] = {{meta({2, 3, 4}), meta({2, 3}, kInt64)},
                         {{"dim", int64_t(0)}, {"size", int64_t(10)}}};
     c["all_reduce"] = {{meta({4, 3})}, {{"kind", std::string("mean")}}};
+    c["all_reduce_start"] = {{meta({4, 3})}, {{"kind", std::string("max")}}};
+    c["wait"] = {{meta({4, 3})}, {}};
     c["matmul"] = {{meta({8, 3}), meta({5, 3})}, {{"transpose_a", false}, {"transpose_b", true}}};
     c["addmm"] = {{meta({3, 8}), meta({5, 3}), meta({5})},
                   {{"transpose_a", true}, {"transpose_b", true}, {"relu", true}}};

@@ -345,7 +345,8 @@ const std::vector<std::pair<const OpDef*, Cases (*)()>>& callsByOp() {
       {&ops::kSlice, sliceCalls},     {&ops::kConcat, catCalls},     {&ops::kReduce, reduceCalls},
       {&ops::kRng, rngCalls},         {&ops::kGather, takeCalls},    {&ops::kScatterAdd, scatterAddCalls},
       {&ops::kMatmul, matmulCalls},   {&ops::kAddmm, addmmCalls},    {&ops::kConv2d, conv2dCalls},
-      {&ops::kPool2d, pool2dCalls},   {&ops::kAllReduce, allReduceCalls}};
+      {&ops::kPool2d, pool2dCalls},   {&ops::kAllReduce, allReduceCalls},
+      {&ops::kAllReduceStart, allReduceCalls}, {&ops::kWait, unaryCalls}};
   return kCalls;
 }
 

@@ -1,7 +1,8 @@
-// kiln.all_reduce as an op of the table: how a traced program (jit::trace, nn::Graph)
-// carries a data-parallel step's gradient all-reduce. The core runs no MPI; kiln::distributed
-// (//frontend:distributed) installs the kernel's communication when distributed::init()
-// runs (docs/DISTRIBUTED.md, "Traced programs").
+// kiln.all_reduce and its non-blocking pair (kiln.all_reduce_start, kiln.wait) as ops of
+// the table: how a traced program (jit::trace, nn::Graph) carries a data-parallel step's
+// gradient all-reduce. The core runs no MPI; kiln::distributed (//frontend:distributed)
+// installs the kernels' communication when distributed::init() runs (docs/DISTRIBUTED.md,
+// "Traced programs and nn::Graph").
 #pragma once
 
 #include <string_view>
@@ -18,14 +19,25 @@ namespace kiln {
 Tensor all_reduce_op(const Tensor& x, std::string_view kind,
                      const SourceLoc& loc = SourceLoc::current());
 
+// The same in two halves (kiln.all_reduce_start, kiln.wait): the start returns at once
+// with a tensor the other ranks write into, which nothing may read but the wait; the wait
+// blocks until they are done and returns the combined values. Every start must be waited.
+Tensor all_reduce_start_op(const Tensor& x, std::string_view kind,
+                           const SourceLoc& loc = SourceLoc::current());
+Tensor wait_op(const Tensor& started, const SourceLoc& loc = SourceLoc::current());
+
 namespace detail {
 
-// Reduces `buffer` (a contiguous tensor the kernel owns, holding this rank's values) in
-// place over the ranks, blocking; `kind` as all_reduce_op's.
-using AllReduceRunner = void (*)(const Tensor& buffer, std::string_view kind,
-                                 const SourceLoc& loc);
+// How the kernels communicate, on contiguous tensors the kernels own: `allReduce` reduces
+// `buffer` in place, blocking; `start` starts that and returns; `wait` blocks until the
+// start on `buffer` (the same storage) is complete. `kind` as all_reduce_op's.
+struct CollectiveRunner {
+  void (*allReduce)(const Tensor& buffer, std::string_view kind, const SourceLoc& loc);
+  void (*start)(const Tensor& buffer, std::string_view kind, const SourceLoc& loc);
+  void (*wait)(const Tensor& buffer, const SourceLoc& loc);
+};
 // Installed by distributed::init(); nullptr uninstalls (distributed::finalize()).
-void setAllReduceRunner(AllReduceRunner runner);
+void setCollectiveRunner(const CollectiveRunner* runner);
 
 }  // namespace detail
 }  // namespace kiln

@@ -63,7 +63,8 @@ void train(nn::Sequential& model, data::DataLoader& loader, nn::DistributedDataP
 }
 
 // The same with each step one jit::trace'd call on `backend`: the averaging is recorded
-// as kiln.all_reduce ops (one per bucket) that the program runs on every call.
+// as one kiln.all_reduce_start per bucket, all started before the first kiln.wait, which
+// the program runs on every call.
 void trainTraced(nn::Sequential& model, data::DataLoader& loader, nn::DistributedDataParallel& ddp,
                  const std::string& backend) {
   optim::SGD sgd(model->parameters(), optim::SGDOptions(0.1).momentum(0.9));
@@ -85,11 +86,14 @@ void trainTraced(nn::Sequential& model, data::DataLoader& loader, nn::Distribute
   // One recording (the warm-up that made the momentum buffers does not count), run 19 times.
   EXPECT_EQ(step.num_traces(), 1u);
   const std::string graph = step.graph_str();
-  size_t reductions = 0;
-  for (size_t at = graph.find("kiln.all_reduce mean"); at != std::string::npos;
-       at = graph.find("kiln.all_reduce mean", at + 1))
-    ++reductions;
-  EXPECT_EQ(reductions, ddp.buckets().size()) << graph;
+  auto count = [&](const std::string& op) {
+    size_t n = 0;
+    for (size_t at = graph.find(op); at != std::string::npos; at = graph.find(op, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("kiln.all_reduce_start mean"), ddp.buckets().size()) << graph;
+  EXPECT_EQ(count("kiln.wait"), ddp.buckets().size()) << graph;
+  EXPECT_LT(graph.rfind("kiln.all_reduce_start"), graph.find("kiln.wait")) << graph;
 }
 
 // A data-parallel nn::Graph: its step program averages the gradients (kiln.all_reduce).

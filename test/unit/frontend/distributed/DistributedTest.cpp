@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kiln/core/Autograd.h"
+#include "kiln/core/Collective.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
 #include "kiln/distributed/Distributed.h"
@@ -214,6 +215,15 @@ class RecordingHook : public DispatchHook {
   void onValueRead(const Tensor&, std::string_view, const SourceLoc&) override {}
 };
 
+// The table's non-blocking pair, eagerly: the wait returns the sum; a wait on a tensor no
+// start is writing says so.
+TEST_F(DistributedTest, AllReduceStartAndWaitOps) {
+  Tensor started = all_reduce_start_op(full({3}, double(r + 1)), "sum");
+  EXPECT_EQ(values(wait_op(started)), std::vector<double>(3, n * (n + 1) / 2.0));
+  EXPECT_KILN_ERROR_HAS(wait_op(ones({2})), Error,
+                        "kiln::wait: no all_reduce_start is in flight on this float32 [2] tensor");
+}
+
 TEST_F(DistributedTest, OtherCollectivesRefuseToRunInsideATrace) {
   RecordingHook hook;
   DispatchHookGuard guard(&hook);
@@ -223,8 +233,9 @@ TEST_F(DistributedTest, OtherCollectivesRefuseToRunInsideATrace) {
                     "(docs/DISTRIBUTED.md)" + testing::at());
 }
 
-// all_reduce inside jit::trace is recorded as kiln.all_reduce and runs on every call of
-// the program, by value and symbolically, on the interpreter and compiled.
+// all_reduce inside jit::trace is recorded as kiln.all_reduce (all_reduce_async as
+// kiln.all_reduce_start and kiln.wait) and runs on every call of the program, by value and
+// symbolically, on the interpreter and compiled.
 TEST_F(DistributedTest, AllReduceIsRecordedByTraces) {
   for (const bool symbolic : {false, true})
     for (const char* backend : {"INTERP", "MLIR"}) {
@@ -252,7 +263,9 @@ TEST_F(DistributedTest, AllReduceIsRecordedByTraces) {
       EXPECT_EQ(reduce.num_traces(), 1u);
       const std::string graph = reduce.graph_str();
       EXPECT_NE(graph.find("kiln.all_reduce sum"), std::string::npos) << graph;
-      EXPECT_NE(graph.find("kiln.all_reduce mean"), std::string::npos) << graph;
+      // all_reduce_async: started, then waited for where Work::wait is called.
+      EXPECT_NE(graph.find("kiln.all_reduce_start mean"), std::string::npos) << graph;
+      EXPECT_NE(graph.find("kiln.wait"), std::string::npos) << graph;
       EXPECT_NE(graph.find("kiln.all_reduce max"), std::string::npos) << graph;
     }
 }
