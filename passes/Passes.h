@@ -39,6 +39,9 @@ void populateKilnToLinalgPatterns(RewritePatternSet &patterns);
 // of the f32 math ops the kiln conversion emits (exp, log, tanh, erf, sin...).
 void populateKilnApproximateMathPatterns(RewritePatternSet &patterns);
 
+// kiln-schedule-collectives on one function (the tracer calls it on each recording).
+void scheduleCollectives(func::FuncOp func);
+
 // Ops whose result is its operand's buffer seen another way, so kiln-plan-memory
 // gives them no memory and kiln-lower-host passes the operand's pointer: every
 // reshape, and a transpose whose users are all library kernels (the runtime

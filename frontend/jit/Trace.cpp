@@ -25,6 +25,7 @@
 #include "kiln/core/Ops.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OperationSupport.h"
+#include "passes/Passes.h"
 #include "runtime/DynamicProgram.h"
 
 namespace kiln::jit::detail {
@@ -413,6 +414,8 @@ struct TracedCore::Impl {
     }
     if (!how.symbolic) eager = detached(outputs);
     Recording recording = recorder.finish(std::move(outputs), loc);
+    // Non-blocking collectives start as soon as their operands exist, for every backend.
+    recording.module->walk([](mlir::func::FuncOp func) { mlir::kiln::scheduleCollectives(func); });
     recording.byValue = !how.symbolic;
     return recording;
   }
