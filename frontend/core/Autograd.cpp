@@ -14,8 +14,8 @@ thread_local bool tGradEnabled = true;
 }  // namespace
 
 bool isGradEnabled() { return tGradEnabled; }
-NoGradGuard::NoGradGuard() : previous_(tGradEnabled) { tGradEnabled = false; }
-NoGradGuard::~NoGradGuard() { tGradEnabled = previous_; }
+AutoGradMode::AutoGradMode(bool enabled) : previous_(tGradEnabled) { tGradEnabled = enabled; }
+AutoGradMode::~AutoGradMode() { tGradEnabled = previous_; }
 
 namespace autograd {
 
@@ -37,12 +37,12 @@ void accumulate(Tensor& slot, const Tensor& g, const SourceLoc& loc) {
 
 // .grad always gets the leaf's dtype and its own storage (the first gradient is copied,
 // as it may be shared with another leaf or be the caller's `gradient`), so in-place
-// updates of one .grad never show up elsewhere.
-void accumulateLeaf(TensorImpl& leaf, const Tensor& g, const SourceLoc& loc) {
+// updates of one .grad never show up elsewhere. It keeps its history under create_graph.
+void accumulateLeaf(TensorImpl& leaf, const Tensor& g, bool createGraph, const SourceLoc& loc) {
   Tensor total;
   if (leaf.grad) total = add(Tensor(leaf.grad), convert(g, leaf.dtype, loc), loc);
   else total = g.dtype() == leaf.dtype ? g.clone(loc) : convert(g, leaf.dtype, loc);
-  leaf.grad = total.detach().implPtr();
+  leaf.grad = (createGraph ? total : total.detach()).implPtr();
 }
 
 // The storage versions of saved tensors, to detect in-place writes before backward.
@@ -52,24 +52,126 @@ std::vector<uint64_t> versionsOf(const std::vector<Tensor>& saved) {
   return versions;
 }
 
-// Nodes reachable from `root` in an order where every node comes before the nodes it
-// feeds gradients into.
-std::vector<Node*> topologicalOrder(Node* root) {
+// Nodes reachable from `roots` in an order where every node comes before the nodes it
+// feeds gradients into (the reverse of a depth-first postorder).
+std::vector<Node*> topologicalOrder(const std::vector<Node*>& roots) {
   std::vector<Node*> order;
   std::unordered_set<Node*> visited;
-  std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
-  visited.insert(root);
-  while (!stack.empty()) {
-    auto& [node, next] = stack.back();
-    if (next < node->next().size()) {
-      Node* child = node->next()[next++].node.get();
-      if (child && visited.insert(child).second) stack.push_back({child, 0});
-      continue;
+  for (Node* root : roots) {
+    if (!visited.insert(root).second) continue;
+    std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->next().size()) {
+        Node* child = node->next()[next++].node.get();
+        if (child && visited.insert(child).second) stack.push_back({child, 0});
+        continue;
+      }
+      order.push_back(node);
+      stack.pop_back();
     }
-    order.push_back(node);
-    stack.pop_back();
   }
   return {order.rbegin(), order.rend()};
+}
+
+// One backward pass. backward() accumulates into the leaves' .grad; grad() sets
+// `capturing` and collects the gradients of its inputs instead: those of leaves at their
+// edge, those of non-leaves where their node's output gradients are complete.
+struct GraphTask {
+  bool createGraph = false;
+  bool capturing = false;
+  std::unordered_map<const TensorImpl*, std::vector<size_t>> leafTargets;
+  std::unordered_map<const Node*, std::vector<std::pair<int, size_t>>> nodeTargets;
+  std::vector<Tensor> captured;
+};
+
+using Pending = std::unordered_map<Node*, std::vector<Tensor>>;
+
+// Sends `g` along `edge`: into the gradients pending for a node's output, or to a leaf.
+void deliver(GraphTask& task, const Edge& edge, const Tensor& g, Pending& pending, const SourceLoc& loc) {
+  if (!g.defined()) return;
+  if (edge.node) {
+    auto& slots = pending[edge.node.get()];
+    slots.resize(edge.node->numOutputs());
+    accumulate(slots[edge.outputNr], g, loc);
+  } else if (edge.leaf && !task.capturing) {
+    accumulateLeaf(*edge.leaf, g, task.createGraph, loc);
+  } else if (edge.leaf) {
+    auto target = task.leafTargets.find(edge.leaf.get());
+    if (target == task.leafTargets.end()) return;
+    for (size_t index : target->second) accumulate(task.captured[index], g, loc);
+  }
+}
+
+// While capturing, the nodes through which a gradient reaches a target. `order` has every
+// node before those it feeds, so walking it backwards sees a node's successors first.
+std::unordered_set<Node*> nodesLeadingToTargets(const GraphTask& task, const std::vector<Node*>& order) {
+  std::unordered_set<Node*> leading, reaching;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    bool leads = false;
+    for (const Edge& edge : (*it)->next())
+      leads = leads || (edge.node && reaching.count(edge.node.get())) ||
+              (edge.leaf && task.leafTargets.count(edge.leaf.get()));
+    if (leads) leading.insert(*it);
+    if (leads || task.nodeTargets.count(*it)) reaching.insert(*it);
+  }
+  return leading;
+}
+
+// The gradient a pass starts `root` with: `seed`, or ones for a one-element root.
+Tensor seedOf(const char* what, const Tensor& root, const Tensor& seed, const SourceLoc& loc) {
+  if (!root.defined()) throw Error::make(loc, what, "called on an undefined tensor");
+  if (!root.requires_grad())
+    throw Error::make(loc, what, "the tensor (shape ", root.sizes(),
+                      ") does not require grad and has no grad_fn");
+  if (!seed.defined()) {
+    if (root.numel() != 1)
+      throw ShapeError::make(loc, what, "a gradient must be given for a non-scalar tensor of "
+                             "shape ", root.sizes());
+    return ones_like(root, loc);
+  }
+  if (seed.sizes() != root.sizes())
+    throw ShapeError::make(loc, what, "gradient of shape ", seed.sizes(),
+                           " does not match the tensor's shape ", root.sizes());
+  return seed;
+}
+
+// Runs `task` from `roots` with the gradients `seeds` (checked by seedOf), in grad mode
+// exactly when the task creates a graph.
+void execute(GraphTask& task, const char* what, const std::vector<Tensor>& roots,
+             const std::vector<Tensor>& seeds, bool retainGraph, const SourceLoc& loc) {
+  if (!seeds.empty() && seeds.size() != roots.size())
+    throw Error::make(loc, what, "got ", seeds.size(), " gradients for ", roots.size(), " tensors");
+  std::vector<Tensor> checked;
+  for (size_t i = 0; i < roots.size(); ++i)
+    checked.push_back(seedOf(what, roots[i], i < seeds.size() ? seeds[i] : Tensor(), loc));
+  AutoGradMode gradMode(task.createGraph);
+  Pending pending;
+  std::vector<Node*> starts;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    deliver(task, edgeTo(roots[i]), checked[i], pending, loc);
+    if (roots[i].grad_fn()) starts.push_back(roots[i].grad_fn().get());
+  }
+  const std::vector<Node*> order = topologicalOrder(starts);
+  const std::unordered_set<Node*> leading =
+      task.capturing ? nodesLeadingToTargets(task, order) : std::unordered_set<Node*>{};
+  std::vector<Node*> ran;
+  for (Node* node : order) {
+    auto slot = pending.find(node);
+    if (slot == pending.end()) continue;
+    std::vector<Tensor> grads = std::move(slot->second);
+    pending.erase(slot);
+    if (auto target = task.nodeTargets.find(node); target != task.nodeTargets.end())
+      for (auto [outputNr, index] : target->second)
+        if (const Tensor& g = grads[size_t(outputNr)]; g.defined()) accumulate(task.captured[index], g, loc);
+    if (task.capturing && !leading.count(node)) continue;
+    std::vector<Tensor> inputGrads = node->apply(grads, task.createGraph);
+    ran.push_back(node);
+    for (size_t i = 0; i < inputGrads.size() && i < node->next().size(); ++i)
+      deliver(task, node->next()[i], inputGrads[i], pending, loc);
+  }
+  if (!retainGraph)
+    for (Node* node : ran) node->release();
 }
 
 }  // namespace
@@ -95,15 +197,30 @@ void Node::checkSavedVersions() const {
   if (op_->gradReads & kReadsOutputs) check(outputs_, outputVersions_, "result");
 }
 
-std::vector<Tensor> Node::apply(const std::vector<Tensor>& gradOutputs) const {
+std::vector<Tensor> Node::outputsWithHistory() {
+  std::vector<Tensor> outputs;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    Tensor y = outputs_[i].detach();  // a new handle on the values, which the tracer learns of
+    if (y.is_floating_point()) {
+      y.impl()->requiresGrad = true;
+      y.impl()->gradFn = shared_from_this();
+      y.impl()->outputNr = int(i);
+    }
+    outputs.push_back(std::move(y));
+  }
+  return outputs;
+}
+
+std::vector<Tensor> Node::apply(const std::vector<Tensor>& gradOutputs, bool createGraph) {
   if (released_)
     throw Error::make(loc_, op_->name, "backward through this part of the graph a second time; "
-                      "pass retainGraph = true to the first backward()");
+                      "pass retain_graph = true to the first backward()");
   checkSavedVersions();
   std::vector<Tensor> grads = gradOutputs;
   for (size_t i = 0; i < grads.size(); ++i)
     if (!grads[i].defined()) grads[i] = zeros_like(outputs_[i], loc_);
-  std::vector<Tensor> result = op_->grad(GradArgs{inputs_, outputs_, grads, attrs_, loc_});
+  const std::vector<Tensor> outputs = createGraph ? outputsWithHistory() : outputs_;
+  std::vector<Tensor> result = op_->grad(GradArgs{inputs_, outputs, grads, attrs_, loc_});
   for (size_t i = 0; i < result.size(); ++i)
     if (result[i].defined() && result[i].sizes() != inputs_[i].sizes())
       throw Error::make(loc_, op_->name, "internal error: gradient of operand ", i, " has shape ",
@@ -128,47 +245,42 @@ void Node::release() {
   released_ = true;
 }
 
-void backward(const Tensor& root, const Tensor& gradRoot, bool retainGraph, const SourceLoc& loc) {
-  if (!root.requires_grad())
-    throw Error::make(loc, "backward", "the tensor (shape ", root.sizes(),
-                      ") does not require grad and has no grad_fn");
-  Tensor seed = gradRoot;
-  if (!seed.defined()) {
-    if (root.numel() != 1)
-      throw ShapeError::make(loc, "backward", "a gradient must be given for a non-scalar tensor of "
-                             "shape ", root.sizes());
-    seed = ones_like(root, loc);
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+              std::optional<bool> retain_graph, bool create_graph, const SourceLoc& loc) {
+  GraphTask task;
+  task.createGraph = create_graph;
+  execute(task, "backward", tensors, grad_tensors, retain_graph.value_or(create_graph), loc);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                         bool create_graph, bool allow_unused, const SourceLoc& loc) {
+  GraphTask task;
+  task.createGraph = create_graph;
+  task.capturing = true;
+  task.captured.resize(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& x = inputs[i];
+    if (!x.defined()) throw Error::make(loc, "grad", "input ", i, " is an undefined tensor");
+    if (!x.requires_grad())
+      throw Error::make(loc, "grad", "input ", i, " (shape ", x.sizes(),
+                        ") does not require grad, so it has no gradient");
+    if (x.grad_fn()) task.nodeTargets[x.grad_fn().get()].push_back({x.impl()->outputNr, i});
+    else task.leafTargets[x.impl()].push_back(i);
   }
-  if (seed.sizes() != root.sizes())
-    throw ShapeError::make(loc, "backward", "gradient of shape ", seed.sizes(),
-                           " does not match the tensor's shape ", root.sizes());
-  NoGradGuard noGrad;
-  if (!root.grad_fn()) {
-    accumulateLeaf(*root.impl(), convert(seed, root.dtype(), loc), loc);
-    return;
-  }
-  std::unordered_map<Node*, std::vector<Tensor>> pending;
-  Node* start = root.grad_fn().get();
-  pending[start].resize(start->numOutputs());
-  pending[start][root.impl()->outputNr] = seed;
-  std::vector<Node*> order = topologicalOrder(start);
-  for (Node* node : order) {
-    std::vector<Tensor> grads = node->apply(pending[node]);
-    pending.erase(node);
-    for (size_t i = 0; i < grads.size() && i < node->next().size(); ++i) {
-      const Edge& edge = node->next()[i];
-      if (!grads[i].defined()) continue;
-      if (edge.node) {
-        auto& slots = pending[edge.node.get()];
-        slots.resize(edge.node->numOutputs());
-        accumulate(slots[edge.outputNr], grads[i], loc);
-      } else if (edge.leaf) {
-        accumulateLeaf(*edge.leaf, grads[i], loc);
-      }
+  execute(task, "grad", outputs, grad_outputs, retain_graph.value_or(create_graph), loc);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Tensor& g = task.captured[i];
+    if (!g.defined() && !allow_unused)
+      throw Error::make(loc, "grad", "input ", i, " (shape ", inputs[i].sizes(),
+                        ") was not used to compute the outputs; pass allow_unused = true "
+                        "to get an undefined gradient for it");
+    if (g.defined() && g.dtype() != inputs[i].dtype()) {
+      AutoGradMode gradMode(create_graph);
+      g = convert(g, inputs[i].dtype(), loc);
     }
   }
-  if (!retainGraph)
-    for (Node* node : order) node->release();
+  return std::move(task.captured);
 }
 
 }  // namespace autograd

@@ -53,8 +53,9 @@ Tensor Tensor::detach() const {
   return alias;
 }
 
-void Tensor::backward(const Tensor& gradient, bool retainGraph, const SourceLoc& loc) const {
-  autograd::backward(*this, gradient, retainGraph, loc);
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retainGraph, bool createGraph,
+                      const SourceLoc& loc) const {
+  autograd::backward({*this}, {gradient}, retainGraph, createGraph, loc);
 }
 
 namespace detail {

@@ -1,6 +1,7 @@
 // A finite-difference gradient checker for float64 ops (torch.autograd.gradcheck's slow
 // mode): the full Jacobian from backward() against central differences, element by
-// element. Test-only.
+// element; and gradgradcheck, the same for the first derivatives taken with create_graph.
+// Test-only.
 //
 //   EXPECT_TRUE(gradcheck([](const std::vector<Tensor>& x) { return exp(x[0]); },
 //                         {randomF64({3, 4})}));
@@ -133,6 +134,35 @@ inline ::testing::AssertionResult gradcheck(std::function<Tensor(const std::vect
   return ::testing::AssertionFailure() << "gradcheck: " << failures
                                        << " Jacobian entries differ; worst: " << worst
                                        << " (atol " << atol << ", rtol " << rtol << ")";
+}
+
+// Checks second derivatives (torch.autograd.gradgradcheck): the first derivatives of
+// sum(fn(inputs) * w) with respect to the float64 inputs, taken by autograd::grad with
+// create_graph (w: fixed, unequal weights), flattened into one tensor, go through gradcheck:
+// their Jacobian from a second backward pass against central differences of them.
+inline ::testing::AssertionResult gradgradcheck(std::function<Tensor(const std::vector<Tensor>&)> fn,
+                                                std::vector<Tensor> inputs, double eps = 1e-6,
+                                                double atol = 1e-5, double rtol = 1e-3) {
+  auto firstDerivatives = [fn](const std::vector<Tensor>& given) {
+    AutoGradMode gradMode(true);  // gradcheck evaluates its finite differences without grad
+    std::vector<Tensor> x = given, wrt;
+    for (Tensor& t : x) {
+      if (t.dtype() != kFloat64) continue;
+      if (!t.requires_grad()) t = t.detach().requires_grad_(true);
+      wrt.push_back(t);
+    }
+    Tensor out = fn(x);
+    std::vector<double> weights(size_t(out.numel()));
+    for (size_t i = 0; i < weights.size(); ++i) weights[i] = 0.5 + 0.25 * double(i % 5);
+    std::vector<Tensor> grads =
+        autograd::grad({out}, wrt, {tensor(weights, out.sizes())}, /*retain_graph=*/true,
+                       /*create_graph=*/true, /*allow_unused=*/true);
+    std::vector<Tensor> flat;
+    for (size_t i = 0; i < grads.size(); ++i)
+      flat.push_back((grads[i].defined() ? grads[i] : zeros_like(wrt[i])).reshape({-1}));
+    return cat(flat);
+  };
+  return gradcheck(firstDerivatives, std::move(inputs), eps, atol, rtol);
 }
 
 }  // namespace kiln::testing

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ struct Edge {
 
 // One differentiable op call. It keeps its inputs and its outputs' data (without their
 // history, so there is no reference cycle) for the gradient formula.
-class Node {
+class Node : public std::enable_shared_from_this<Node> {
  public:
   Node(const OpDef& op, std::vector<Tensor> inputs, std::vector<Tensor> outputs, Attrs attrs,
        const SourceLoc& loc);
@@ -34,14 +35,19 @@ class Node {
   const std::vector<Edge>& next() const { return next_; }
   const SourceLoc& loc() const { return loc_; }
   int numOutputs() const { return numOutputs_; }
-  // Gradients of the inputs given those of the outputs (undefined = zero).
-  std::vector<Tensor> apply(const std::vector<Tensor>& gradOutputs) const;
+  // Gradients of the inputs given those of the outputs (undefined = zero). With
+  // `createGraph` the caller has grad mode on and the formula sees the saved outputs with
+  // their history (this node), so the gradients it records are differentiable again.
+  std::vector<Tensor> apply(const std::vector<Tensor>& gradOutputs, bool createGraph);
   // Drops the saved tensors after a backward pass without retain_graph.
   void release();
 
  private:
   // Error if a saved tensor's storage was written in place since the node was made.
   void checkSavedVersions() const;
+  // The saved outputs as this node's outputs again: the same values, with this node as
+  // their grad_fn (floating-point ones; the others never had history).
+  std::vector<Tensor> outputsWithHistory();
 
   const OpDef* op_;
   std::vector<Tensor> inputs_;
@@ -54,24 +60,45 @@ class Node {
   bool released_ = false;
 };
 
-// Runs the backward pass from `root` with initial gradient `gradRoot`.
-void backward(const Tensor& root, const Tensor& gradRoot, bool retainGraph, const SourceLoc& loc);
+// torch::autograd::backward: accumulates the gradients of `tensors` (seeded with
+// `grad_tensors`, one per tensor; an undefined or missing one is ones for a one-element
+// tensor) into the .grad of the leaves they depend on. retain_graph defaults to
+// create_graph; with create_graph the backward pass records its own ops, so the .grad
+// tensors have a grad_fn and can be differentiated again.
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors = {},
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+              const SourceLoc& loc = SourceLoc::current());
+
+// torch::autograd::grad: the gradients of `outputs` (seeded as in backward) with respect
+// to each of `inputs` (leaves or not), returned rather than accumulated into any .grad.
+// Only the part of the graph between them runs. An input the outputs do not depend on is
+// an error, or an undefined gradient with allow_unused.
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs = {},
+                         std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                         bool allow_unused = false, const SourceLoc& loc = SourceLoc::current());
 
 }  // namespace autograd
 
 // Whether ops record autograd history on this thread (on by default).
 bool isGradEnabled();
 
-// Turns history recording off for its scope, as torch::NoGradGuard.
-class NoGradGuard {
+// Turns history recording on or off for its scope, as torch::AutoGradMode.
+class AutoGradMode {
  public:
-  NoGradGuard();
-  ~NoGradGuard();
-  NoGradGuard(const NoGradGuard&) = delete;
-  NoGradGuard& operator=(const NoGradGuard&) = delete;
+  explicit AutoGradMode(bool enabled);
+  ~AutoGradMode();
+  AutoGradMode(const AutoGradMode&) = delete;
+  AutoGradMode& operator=(const AutoGradMode&) = delete;
 
  private:
   bool previous_;
+};
+
+// Turns history recording off for its scope, as torch::NoGradGuard.
+class NoGradGuard : public AutoGradMode {
+ public:
+  NoGradGuard() : AutoGradMode(false) {}
 };
 
 }  // namespace kiln

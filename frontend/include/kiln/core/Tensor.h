@@ -282,8 +282,10 @@ class Tensor {
   // The same data with no autograd history.
   Tensor detach() const;
   // Reverse-mode gradient of this tensor; `gradient` is required for non-scalars.
-  void backward(const Tensor& gradient = Tensor(), bool retainGraph = false,
-                const SourceLoc& loc = SourceLoc::current()) const;
+  // retainGraph defaults to createGraph, as LibTorch's; with createGraph the leaves' .grad
+  // keep the backward pass's history (autograd::backward, kiln/core/Autograd.h).
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retainGraph = std::nullopt,
+                bool createGraph = false, const SourceLoc& loc = SourceLoc::current()) const;
 
  private:
   void checkDataAccess(DType requested, const char* what, const SourceLoc& loc) const;

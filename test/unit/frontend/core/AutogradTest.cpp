@@ -120,7 +120,7 @@ TEST(AutogradTest, SecondBackwardWithoutRetainGraphIsAnError) {
     ADD_FAILURE() << "expected an error from the second backward";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("backward through this part of the graph a second time; "
-                                    "pass retainGraph = true to the first backward()"));
+                                    "pass retain_graph = true to the first backward()"));
   }
 }
 
