@@ -124,8 +124,9 @@ std::pair<data::DataLoader, data::DataLoader> loadData(const Options& o) {
   std::vector<std::string> trainFiles;
   for (int b = 1; b <= 5; ++b) trainFiles.push_back("data_batch_" + std::to_string(b) + ".bin");
   data::DataLoader train(loadCifar10(o.cifar10, trainFiles, o.limit),
-                         {.batch_size = size_t(o.batchSize), .shuffle = true, .seed = o.seed});
-  data::DataLoader test(loadCifar10(o.cifar10, {"test_batch.bin"}, o.limit), {.batch_size = 1000});
+                         data::DataLoaderOptions(size_t(o.batchSize)).shuffle(true).seed(o.seed));
+  data::DataLoader test(loadCifar10(o.cifar10, {"test_batch.bin"}, o.limit),
+                        data::DataLoaderOptions(1000));
   std::printf("CIFAR-10 from %s: %zu training, %zu test examples\n", o.cifar10.c_str(),
               train.dataset().size(), test.dataset().size());
   return {std::move(train), std::move(test)};

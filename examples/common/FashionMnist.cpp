@@ -126,10 +126,12 @@ FashionMnistLoaders loadFashionMnist(const TrainingOptions& o, bool dropLast) {
   double start = ProgressBar::steadySeconds();
   FashionMnistLoaders loaders{
       data::DataLoader(prepareFashionMnist(data::MNIST(o.data, /*train=*/true), o.limit),
-                       {.batch_size = size_t(o.batchSize), .shuffle = true, .seed = o.seed,
-                        .drop_last = dropLast}),
+                       data::DataLoaderOptions(size_t(o.batchSize))
+                           .shuffle(true)
+                           .seed(o.seed)
+                           .drop_last(dropLast)),
       data::DataLoader(prepareFashionMnist(data::MNIST(o.data, /*train=*/false), o.limit),
-                       {.batch_size = 1000})};
+                       data::DataLoaderOptions(1000))};
   std::printf("Fashion-MNIST from %s: %zu training, %zu test examples (loaded in %.1f s)\n",
               o.data.c_str(), loaders.train.dataset().size(), loaders.test.dataset().size(),
               ProgressBar::steadySeconds() - start);

@@ -22,8 +22,8 @@ constexpr std::string_view kOp = "data::DataLoader";
 // The dataset indices epoch `epoch` visits: the sampler's, or the loader's own order.
 std::vector<size_t> epochOrder(const Dataset& dataset, const DataLoaderOptions& options,
                                uint64_t epoch) {
-  if (options.sampler) return options.sampler->indices(dataset.size(), epoch);
-  return detail::visitOrder(dataset.size(), options.shuffle, options.seed + epoch);
+  if (options.sampler()) return options.sampler()->indices(dataset.size(), epoch);
+  return detail::visitOrder(dataset.size(), options.shuffle(), options.seed() + epoch);
 }
 
 // Examples stacked along dim 0; targets too, unless every one is undefined.
@@ -42,7 +42,7 @@ Batch stackExamples(const std::vector<Example<>>& examples, const SourceLoc& loc
 
 // One pass over the dataset. Workers claim batch indices in order and file what they made
 // (or the exception it raised) under its index; the loop takes them in order. At most
-// num_workers * prefetch batches are claimed beyond the one the loop waits for.
+// workers * prefetch batches are claimed beyond the one the loop waits for.
 class DataLoader::Epoch {
  public:
   Epoch(std::shared_ptr<Dataset> dataset, const DataLoaderOptions& options, uint64_t epoch,
@@ -54,7 +54,7 @@ class DataLoader::Epoch {
         order_(epochOrder(*dataset_, options, epoch)),
         numBatches_(batchCount(order_.size(), options)) {
     try {
-      for (size_t w = 0; w < options_.num_workers && w < numBatches_; ++w)
+      for (size_t w = 0; w < options_.workers() && w < numBatches_; ++w)
         workers_.emplace_back([this] { workerLoop(); });
     } catch (...) {
       stop();  // no thread may outlive a failed constructor
@@ -65,8 +65,8 @@ class DataLoader::Epoch {
   ~Epoch() { stop(); }
 
   static size_t batchCount(size_t examples, const DataLoaderOptions& options) {
-    return options.drop_last ? examples / options.batch_size
-                             : (examples + options.batch_size - 1) / options.batch_size;
+    return options.drop_last() ? examples / options.batch_size()
+                               : (examples + options.batch_size() - 1) / options.batch_size();
   }
 
   bool done() const { return done_; }
@@ -103,15 +103,15 @@ class DataLoader::Epoch {
   Batch assemble(size_t b) const {
     DispatchHookGuard untraced(nullptr);  // data loading is never part of a trace
     NoGradGuard noGrad;
-    const size_t begin = b * options_.batch_size;
-    const size_t end = std::min(begin + options_.batch_size, order_.size());
+    const size_t begin = b * options_.batch_size();
+    const size_t end = std::min(begin + options_.batch_size(), order_.size());
     std::vector<Example<>> examples;
     examples.reserve(end - begin);
     for (size_t i = begin; i < end; ++i) {
       if (stopping_.load(std::memory_order_relaxed)) return {};  // unwanted now
       const size_t index = order_[i];
       Example<> example = dataset_->get(index);
-      if (options_.transform) example = options_.transform(std::move(example), SampleKey{epoch_, index});
+      if (options_.transform()) example = options_.transform()(std::move(example), SampleKey{epoch_, index});
       examples.push_back(std::move(example));
     }
     return stackExamples(examples, loc_);
@@ -131,7 +131,7 @@ class DataLoader::Epoch {
   }
 
   void workerLoop() {
-    const size_t window = options_.num_workers * options_.prefetch;
+    const size_t window = options_.workers() * options_.prefetch();
     while (true) {
       size_t b;
       {
@@ -198,13 +198,13 @@ DataLoader::DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions optio
                        const SourceLoc& loc)
     : dataset_(std::move(dataset)), options_(std::move(options)), loc_(loc) {
   if (!dataset_) throw Error::make(loc, kOp, "got no dataset (a null pointer)");
-  if (options_.batch_size == 0) throw Error::make(loc, kOp, "batch_size must be at least 1");
-  if (options_.sampler && options_.shuffle)
+  if (options_.batch_size() == 0) throw Error::make(loc, kOp, "batch_size must be at least 1");
+  if (options_.sampler() && options_.shuffle())
     throw Error::make(loc, kOp, "shuffle and a sampler exclude each other (the sampler orders ",
                       "the epoch; DistributedSampler shuffles itself)");
-  if (options_.num_workers > 0 && options_.prefetch == 0)
-    throw Error::make(loc, kOp, "prefetch must be at least 1 when num_workers is ",
-                      options_.num_workers);
+  if (options_.workers() > 0 && options_.prefetch() == 0)
+    throw Error::make(loc, kOp, "prefetch must be at least 1 when workers is ",
+                      options_.workers());
 }
 
 DataLoader::~DataLoader() = default;
@@ -222,7 +222,7 @@ DataLoader::Iterator DataLoader::end() { return Iterator(); }
 
 size_t DataLoader::size() const {
   const size_t examples =
-      options_.sampler ? options_.sampler->size(dataset_->size()) : dataset_->size();
+      options_.sampler() ? options_.sampler()->size(dataset_->size()) : dataset_->size();
   return Epoch::batchCount(examples, options_);
 }
 

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kiln/core/OptionArg.h"
 #include "kiln/core/Tensor.h"
 #include "kiln/data/Dataset.h"
 #include "kiln/data/Sampler.h"
@@ -20,23 +21,30 @@ namespace kiln::data {
 // Examples stacked along a new dim 0: an Example<>, as LibTorch's Stack<> makes one.
 using Batch = Example<>;
 
-struct DataLoaderOptions {
-  size_t batch_size = 1;
-  // Epoch e visits the dataset in the order of a permutation drawn from seed + e (a
-  // Fisher-Yates shuffle on Philox words), the same for every num_workers.
-  bool shuffle = false;
-  uint64_t seed = 0;
-  // Chooses each epoch's indices instead (DistributedSampler); excludes shuffle.
-  std::shared_ptr<Sampler> sampler{};
-  // Leaves out a last batch smaller than batch_size.
-  bool drop_last = false;
+// LibTorch's DataLoaderOptions, whose settings chain: `DataLoaderOptions(64).workers(2)`
+// (a batch size converts to one, so `make_data_loader(dataset, 64)` reads as LibTorch's).
+// shuffle, seed, sampler, prefetch and transform are Kiln's.
+class DataLoaderOptions {
+ public:
+  DataLoaderOptions() = default;
+  DataLoaderOptions(size_t batch_size) : batch_size_(batch_size) {}  // NOLINT: implicit, as LibTorch
+
+  KILN_ARG(size_t, batch_size) = 1;
   // Background threads assembling batches; 0 assembles each batch inline when the loop
   // asks for it. Batches arrive in order and are identical for every value.
-  size_t num_workers = 0;
+  KILN_ARG(size_t, workers) = 0;
+  // Leaves out a last batch smaller than batch_size.
+  KILN_ARG(bool, drop_last) = false;
+  // Epoch e visits the dataset in the order of a permutation drawn from seed + e (a
+  // Fisher-Yates shuffle on Philox words), the same for every number of workers.
+  KILN_ARG(bool, shuffle) = false;
+  KILN_ARG(uint64_t, seed) = 0;
+  // Chooses each epoch's indices instead (DistributedSampler); excludes shuffle.
+  KILN_ARG(std::shared_ptr<Sampler>, sampler);
   // Batches each worker may have ready ahead of the loop (PyTorch's prefetch_factor).
-  size_t prefetch = 2;
+  KILN_ARG(size_t, prefetch) = 2;
   // Applied to each example, keyed by (epoch, dataset index), before batching.
-  transforms::Transform transform{};
+  KILN_ARG(transforms::Transform, transform);
 };
 
 // Iterating starts an epoch: the first begin() is epoch 0, each later one the next epoch
@@ -53,7 +61,7 @@ class DataLoader {
   // kiln::Error for batch_size 0, prefetch 0 with workers, or a sampler with shuffle.
   DataLoader(std::shared_ptr<Dataset> dataset, DataLoaderOptions options = {},
              const SourceLoc& loc = SourceLoc::current());
-  // Takes a dataset by value: DataLoader(data::MNIST(root), {.batch_size = 64}).
+  // Takes a dataset by value: DataLoader(data::MNIST(root), DataLoaderOptions(64).workers(2)).
   template <class D>
     requires std::derived_from<std::remove_cvref_t<D>, Dataset>
   DataLoader(D&& dataset, DataLoaderOptions options = {},

@@ -18,7 +18,7 @@ struct Example {
 };
 
 // Random access to `size()` examples. The DataLoader calls get() from its worker threads,
-// several at once when num_workers > 1, so an implementation must allow concurrent calls
+// several at once when DataLoaderOptions::workers() > 1, so an implementation must allow concurrent calls
 // (read-only state after construction is enough; the built-in datasets are so).
 class Dataset {
  public:

@@ -38,7 +38,7 @@ class MapDataset;
 
 // A dataset as LibTorch spells one: `get(index)` one example, `size()` how many (nullopt
 // for an unsized stream, which make_data_loader refuses). Self is the derived class.
-// get() is called from the DataLoader's workers when num_workers > 0 (Dataset.h).
+// get() is called from the DataLoader's workers when DataLoaderOptions::workers() > 0 (Dataset.h).
 template <class Self, class SingleExample = Example<>>
 class Dataset {
  public:
@@ -81,7 +81,7 @@ class MapDataset : public Dataset<MapDataset<Source, AppliedTransform>, Example<
 }  // namespace datasets
 
 // LibTorch's sampler names, as make_data_loader's template argument: RandomSampler (its
-// default) shuffles each epoch (DataLoaderOptions::seed picks the order), SequentialSampler
+// default) shuffles each epoch (DataLoaderOptions::seed() picks the order), SequentialSampler
 // keeps the dataset's order.
 namespace samplers {
 struct RandomSampler {};
@@ -109,10 +109,11 @@ class PipelineDataset : public data::Dataset {
 }  // namespace detail
 
 // A DataLoader over `dataset`, whose last map is Stack<>, as a unique_ptr as LibTorch
-// returns it (so `for (auto& batch : *loader)`). Sampler sets options.shuffle. Error when
+// returns it (so `for (auto& batch : *loader)`). `options` may be a batch size, as in
+// `make_data_loader(std::move(dataset), 64)`. Sampler sets options.shuffle(). Error when
 // the dataset's size() is nullopt.
 template <class Sampler = samplers::RandomSampler, class D>
-std::unique_ptr<DataLoader> make_data_loader(D dataset, DataLoaderOptions options,
+std::unique_ptr<DataLoader> make_data_loader(D dataset, DataLoaderOptions options = {},
                                              const SourceLoc& loc = SourceLoc::current()) {
   static_assert(detail::EndsWithStack<D>::value,
                 "make_data_loader: end the pipeline with .map(transforms::Stack<>()); Kiln's "
@@ -124,17 +125,9 @@ std::unique_ptr<DataLoader> make_data_loader(D dataset, DataLoaderOptions option
   if (!size)
     throw Error::make(loc, "make_data_loader", "the dataset's size() is nullopt; the loader needs "
                       "a dataset of known size");
-  options.shuffle = std::is_same_v<Sampler, samplers::RandomSampler>;
+  options.shuffle(std::is_same_v<Sampler, samplers::RandomSampler>);
   return std::make_unique<DataLoader>(
       std::make_shared<detail::PipelineDataset<D>>(std::move(dataset), *size), std::move(options), loc);
-}
-
-template <class Sampler = samplers::RandomSampler, class D>
-std::unique_ptr<DataLoader> make_data_loader(D dataset, size_t batch_size,
-                                             const SourceLoc& loc = SourceLoc::current()) {
-  DataLoaderOptions options;
-  options.batch_size = batch_size;
-  return make_data_loader<Sampler>(std::move(dataset), std::move(options), loc);
 }
 
 }  // namespace kiln::data

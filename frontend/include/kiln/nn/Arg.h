@@ -1,6 +1,6 @@
-// Options structs in LibTorch's style: KILN_ARG declares a field with a chainable setter
-// (`LinearOptions(4, 2).bias(false)`), and ExpandingArray holds a per-dimension size given
-// as one value or one per dimension (`kernel_size = 3` or `{3, 5}`).
+// Options structs in LibTorch's style: KILN_ARG (kiln/core/OptionArg.h) declares a field
+// with a chainable setter (`LinearOptions(4, 2).bias(false)`), and ExpandingArray holds a
+// per-dimension size given as one value or one per dimension (`kernel_size = 3` or `{3, 5}`).
 #pragma once
 
 #include <algorithm>
@@ -13,24 +13,7 @@
 #include <vector>
 
 #include "kiln/core/Error.h"
-
-// A field `name` of type T with `name()` to read it and `name(value)` to set it and return
-// the options, so settings chain (torch's TORCH_ARG).
-#define KILN_ARG(T, name)                                    \
- public:                                                     \
-  auto name(const T& new_##name)->decltype(*this) {          \
-    this->name##_ = new_##name;                              \
-    return *this;                                            \
-  }                                                          \
-  auto name(T&& new_##name)->decltype(*this) {               \
-    this->name##_ = std::move(new_##name);                   \
-    return *this;                                            \
-  }                                                          \
-  const T& name() const noexcept { return this->name##_; }   \
-  T& name() noexcept { return this->name##_; }               \
-                                                             \
- private:                                                    \
-  T name##_
+#include "kiln/core/OptionArg.h"  // IWYU pragma: export
 
 namespace kiln::nn {
 

@@ -78,7 +78,7 @@ std::vector<int64_t> expectedShuffle(size_t n, uint64_t seed) {
 static_assert(std::input_iterator<DataLoader::Iterator>);
 
 TEST(DataLoaderTest, BatchesStackExamplesAlongDimZero) {
-  DataLoader loader(IndexDataset(10), {.batch_size = 4});
+  DataLoader loader(IndexDataset(10), DataLoaderOptions(4));
   EXPECT_EQ(loader.size(), 3u);
   std::vector<Shape> shapes;
   std::vector<int64_t> order;
@@ -97,27 +97,27 @@ TEST(DataLoaderTest, BatchesStackExamplesAlongDimZero) {
 }
 
 TEST(DataLoaderTest, DropLastLeavesOutTheShortBatch) {
-  DataLoader loader(IndexDataset(10), {.batch_size = 4, .drop_last = true});
+  DataLoader loader(IndexDataset(10), DataLoaderOptions(4).drop_last(true));
   EXPECT_EQ(loader.size(), 2u);
   EXPECT_EQ(runEpoch(loader), (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
-  DataLoader exact(IndexDataset(8), {.batch_size = 4, .drop_last = true});
+  DataLoader exact(IndexDataset(8), DataLoaderOptions(4).drop_last(true));
   EXPECT_EQ(exact.size(), 2u);
   EXPECT_EQ(runEpoch(exact).size(), 8u);
-  DataLoader tooFew(IndexDataset(3), {.batch_size = 4, .drop_last = true, .num_workers = 2});
+  DataLoader tooFew(IndexDataset(3), DataLoaderOptions(4).drop_last(true).workers(2));
   EXPECT_EQ(tooFew.size(), 0u);
   EXPECT_TRUE(runEpoch(tooFew).empty());
 }
 
 TEST(DataLoaderTest, EmptyDatasetGivesNoBatches) {
   for (size_t workers : {0, 2}) {
-    DataLoader loader(IndexDataset(0), {.batch_size = 3, .num_workers = workers});
+    DataLoader loader(IndexDataset(0), DataLoaderOptions(3).workers(workers));
     EXPECT_EQ(loader.size(), 0u);
     EXPECT_TRUE(loader.begin() == loader.end());
   }
 }
 
 TEST(DataLoaderTest, ShuffleVisitsEveryIndexOncePerEpoch) {
-  DataLoader loader(IndexDataset(103), {.batch_size = 10, .shuffle = true, .seed = 42});
+  DataLoader loader(IndexDataset(103), DataLoaderOptions(10).shuffle(true).seed(42));
   std::set<std::vector<int64_t>> epochs;
   for (int e = 0; e < 3; ++e) {
     EXPECT_EQ(loader.epoch(), uint64_t(e));
@@ -136,7 +136,7 @@ TEST(DataLoaderTest, ShuffleVisitsEveryIndexOncePerEpoch) {
 
 TEST(DataLoaderTest, EpochEShufflesWithSeedPlusE) {
   auto firstEpochs = [](uint64_t seed, uint64_t start, int count) {
-    DataLoader loader(IndexDataset(50), {.batch_size = 7, .shuffle = true, .seed = seed});
+    DataLoader loader(IndexDataset(50), DataLoaderOptions(7).shuffle(true).seed(seed));
     loader.set_epoch(start);
     std::vector<std::vector<int64_t>> orders;
     for (int e = 0; e < count; ++e) orders.push_back(runEpoch(loader));
@@ -159,12 +159,12 @@ transforms::Transform augmentation() {
 
 TEST(DataLoaderTest, WorkersGiveTheBatchesOfInlineMode) {
   auto epochs = [](size_t workers, size_t prefetch) {
-    DataLoader loader(IndexDataset(57), {.batch_size = 5,
-                                         .shuffle = true,
-                                         .seed = 8,
-                                         .num_workers = workers,
-                                         .prefetch = prefetch,
-                                         .transform = augmentation()});
+    DataLoader loader(IndexDataset(57), DataLoaderOptions(5)
+                                            .shuffle(true)
+                                            .seed(8)
+                                            .workers(workers)
+                                            .prefetch(prefetch)
+                                            .transform(augmentation()));
     std::vector<std::vector<float>> data;
     std::vector<std::vector<int64_t>> targets;
     for (int e = 0; e < 2; ++e)
@@ -198,11 +198,11 @@ TEST(DataLoaderTest, WorkersRunOffTheLoopsThread) {
     std::lock_guard lock(mutex);
     threads.insert(std::this_thread::get_id());
   };
-  DataLoader inlineLoader(IndexDataset(20, record), {.batch_size = 2});
+  DataLoader inlineLoader(IndexDataset(20, record), DataLoaderOptions(2));
   runEpoch(inlineLoader);
   EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
   threads.clear();
-  DataLoader workers(IndexDataset(20, record), {.batch_size = 2, .num_workers = 2});
+  DataLoader workers(IndexDataset(20, record), DataLoaderOptions(2).workers(2));
   runEpoch(workers);
   EXPECT_FALSE(threads.contains(std::this_thread::get_id()));
   EXPECT_GE(threads.size(), 1u);
@@ -212,7 +212,7 @@ TEST(DataLoaderTest, WorkersRunOffTheLoopsThread) {
 TEST(DataLoaderTest, PrefetchIsBounded) {
   std::atomic<int> gets = 0;
   DataLoader loader(IndexDataset(100, [&](size_t) { ++gets; }),
-                    {.batch_size = 1, .num_workers = 2, .prefetch = 1});
+                    DataLoaderOptions(1).workers(2).prefetch(1));
   auto it = loader.begin();  // batch 0 taken: batches 1 and 2 may be made, no more
   for (int wait = 0; wait < 200 && gets < 3; ++wait) std::this_thread::sleep_for(5ms);
   std::this_thread::sleep_for(20ms);
@@ -230,7 +230,7 @@ TEST(DataLoaderTest, ExceptionsReachTheLoopAtTheirBatch) {
                                    [&](size_t i) {
                                      if (fail && i == 13) throw std::runtime_error("bad example 13");
                                    }),
-                      {.batch_size = 4, .num_workers = workers});
+                      DataLoaderOptions(4).workers(workers));
     std::vector<int64_t> seen;
     auto it = loader.begin();
     try {
@@ -254,7 +254,7 @@ TEST(DataLoaderTest, KilnErrorsKeepTheirKind) {
                                    [](size_t i) {
                                      if (i == 0) throw IOError::make(SourceLoc::current(), "op", "gone");
                                    }),
-                      {.batch_size = 2, .num_workers = workers});
+                      DataLoaderOptions(2).workers(workers));
     EXPECT_THROW(loader.begin(), IOError) << "the first batch fails inside begin()";
   }
 }
@@ -264,7 +264,7 @@ TEST(DataLoaderTest, BreakingOutAndDestroyingStopsWorkersPromptly) {
   auto slow = [](size_t) { std::this_thread::sleep_for(2ms); };
   {
     // A whole epoch would take 10000 * 2 ms / 4 = 5 s.
-    DataLoader loader(IndexDataset(10000, slow), {.batch_size = 10, .num_workers = 4});
+    DataLoader loader(IndexDataset(10000, slow), DataLoaderOptions(10).workers(4));
     int batches = 0;
     for (auto& batch : loader) {
       (void)batch;
@@ -278,7 +278,7 @@ TEST(DataLoaderTest, BreakingOutAndDestroyingStopsWorkersPromptly) {
   }
   const auto start = Clock::now();
   {
-    DataLoader loader(IndexDataset(10000, slow), {.batch_size = 10, .num_workers = 4});
+    DataLoader loader(IndexDataset(10000, slow), DataLoaderOptions(10).workers(4));
     loader.begin();
     std::this_thread::sleep_for(50ms);  // workers fill their window and wait
   }
@@ -287,12 +287,12 @@ TEST(DataLoaderTest, BreakingOutAndDestroyingStopsWorkersPromptly) {
 
 TEST(DataLoaderTest, TakesDatasetsByValueOrSharedPointer) {
   TensorDataset rows(arange(0.0, 12.0, 1.0, kFloat32).reshape({6, 2}));
-  DataLoader byValue(rows, {.batch_size = 4});
+  DataLoader byValue(rows, DataLoaderOptions(4));
   auto first = byValue.begin();
   EXPECT_EQ(first->data.sizes(), (Shape{4, 2}));
   EXPECT_FALSE(first->target.defined()) << "no targets, no batch target";
   auto shared = std::make_shared<TensorDataset>(rows);
-  DataLoader byPointer(shared, {.batch_size = 4});
+  DataLoader byPointer(shared, DataLoaderOptions(4));
   EXPECT_EQ(&byPointer.dataset(), shared.get());
   EXPECT_EQ(byPointer.size(), 2u);
 }
@@ -306,16 +306,16 @@ class HalfLabelled : public Dataset {
 };
 
 TEST(DataLoaderTest, OptionAndBatchErrors) {
-  EXPECT_KILN_ERROR(DataLoader(IndexDataset(4), {.batch_size = 0}), Error,
+  EXPECT_KILN_ERROR(DataLoader(IndexDataset(4), DataLoaderOptions(0)), Error,
                     "kiln::data::DataLoader: batch_size must be at least 1" + at());
-  EXPECT_KILN_ERROR(DataLoader(IndexDataset(4), {.num_workers = 2, .prefetch = 0}), Error,
-                    "kiln::data::DataLoader: prefetch must be at least 1 when num_workers is 2" +
+  EXPECT_KILN_ERROR(DataLoader(IndexDataset(4), DataLoaderOptions().workers(2).prefetch(0)), Error,
+                    "kiln::data::DataLoader: prefetch must be at least 1 when workers is 2" +
                         at());
   EXPECT_KILN_ERROR(DataLoader(std::shared_ptr<Dataset>()), Error,
                     "kiln::data::DataLoader: got no dataset (a null pointer)" + at());
   // Batching errors point at the line that made the loader.
   const SourceLoc made = SourceLoc::current();
-  DataLoader mixed(HalfLabelled(), {.batch_size = 2}, made);
+  DataLoader mixed(HalfLabelled(), DataLoaderOptions(2), made);
   const std::string line = at(made);
   EXPECT_KILN_ERROR(mixed.begin(), Error,
                     "kiln::data::DataLoader: some examples of a batch have a target and some do "
@@ -348,7 +348,7 @@ class CountingHook : public DispatchHook {
 };
 
 TEST(DataLoaderTest, DataLoadingIsNeverTraced) {
-  DataLoader loader(IndexDataset(6), {.batch_size = 2, .transform = augmentation()});
+  DataLoader loader(IndexDataset(6), DataLoaderOptions(2).transform(augmentation()));
   CountingHook hook;
   {
     DispatchHookGuard tracing(&hook);

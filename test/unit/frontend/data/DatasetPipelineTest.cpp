@@ -68,14 +68,31 @@ TEST(DatasetPipelineTest, ASequentialLoaderStacksBatchesInOrder) {
 
 TEST(DatasetPipelineTest, TheDefaultRandomSamplerShufflesEveryExampleOnce) {
   auto loader = make_data_loader(Squares(6).map(transforms::Stack<>()),
-                                 DataLoaderOptions{.batch_size = 4, .seed = 3});
-  EXPECT_TRUE(loader->options().shuffle);
+                                 DataLoaderOptions(4).seed(3));
+  EXPECT_TRUE(loader->options().shuffle());
   std::vector<int64_t> targets;
   for (auto& batch : *loader)
     for (int64_t t : valuesAsInt64(batch.target)) targets.push_back(t);
   std::vector<int64_t> sorted = targets;
   std::sort(sorted.begin(), sorted.end());
   EXPECT_THAT(sorted, ElementsAre(0, 1, 2, 3, 4, 5));
+}
+
+// LibTorch's builder spelling: settings chain, and a batch size converts to options.
+TEST(DatasetPipelineTest, OptionsChainAsLibTorchSpellsThem) {
+  DataLoaderOptions options = DataLoaderOptions().batch_size(2).workers(2).drop_last(true);
+  EXPECT_EQ(options.batch_size(), 2u);
+  EXPECT_EQ(options.workers(), 2u);
+  EXPECT_TRUE(options.drop_last());
+  auto loader = make_data_loader<samplers::SequentialSampler>(Squares(5).map(transforms::Stack<>()), options);
+  EXPECT_FALSE(loader->options().shuffle());
+  std::vector<int64_t> targets;
+  for (auto& batch : *loader)
+    for (int64_t t : valuesAsInt64(batch.target)) targets.push_back(t);
+  EXPECT_THAT(targets, ElementsAre(0, 1, 2, 3));  // the last, short batch dropped
+  DataLoaderOptions fromSize = 64;
+  EXPECT_EQ(fromSize.batch_size(), 64u);
+  EXPECT_EQ(fromSize.workers(), 0u);
 }
 
 TEST(DatasetPipelineTest, AnUnsizedDatasetIsAnError) {

@@ -66,7 +66,7 @@ TEST(DistributedSamplerTest, DataLoaderVisitsTheSamplersIndices) {
   Tensor data = arange(0, 10, 1, kFloat32).reshape({10, 1});
   auto shared = std::make_shared<DistributedSampler>(sampler(3, 1, false));
   DataLoader loader(std::make_shared<TensorDataset>(data),
-                    {.batch_size = 3, .sampler = shared});
+                    DataLoaderOptions(3).sampler(shared));
   EXPECT_EQ(loader.size(), 2u);
   std::vector<float> seen;
   for (auto& batch : loader)
@@ -81,7 +81,7 @@ TEST(DistributedSamplerTest, Errors) {
                     "kiln::data::DistributedSampler: rank 2 is not in [0, 2)" + testing::at());
   auto shared = std::make_shared<DistributedSampler>(sampler(2, 0, false));
   EXPECT_KILN_ERROR(DataLoader(std::make_shared<TensorDataset>(ones({4, 1})),
-                               {.batch_size = 2, .shuffle = true, .sampler = shared}),
+                               DataLoaderOptions(2).shuffle(true).sampler(shared)),
                     Error,
                     "kiln::data::DataLoader: shuffle and a sampler exclude each other (the "
                     "sampler orders the epoch; DistributedSampler shuffles itself)" + testing::at());

@@ -156,9 +156,9 @@ void expectEquivalentToOneProcess(int accumulate, double bucketCapMb, Mode mode 
   auto sampler = std::make_shared<data::DistributedSampler>(data::DistributedSamplerOptions{
       .num_replicas = size_t(n), .rank = size_t(r), .shuffle = true, .seed = 5});
   data::DataLoader perRank(dataset(examples),
-                           {.batch_size = size_t(kPerRankBatch), .sampler = sampler});
+                           data::DataLoaderOptions(size_t(kPerRankBatch)).sampler(sampler));
   data::DataLoader whole(dataset(examples),
-                         {.batch_size = size_t(n * kPerRankBatch), .shuffle = true, .seed = 5});
+                         data::DataLoaderOptions(size_t(n * kPerRankBatch)).shuffle(true).seed(5));
   switch (mode) {
     case Mode::Eager: train(model, perRank, &ddp, accumulate); break;
     case Mode::Traced: trainTraced(model, perRank, ddp, backend); break;
