@@ -107,4 +107,7 @@ Tensor read_idx_labels(const std::string& path, const SourceLoc& loc) {
 MNIST::MNIST(const std::string& root, bool train, const SourceLoc& loc)
     : TensorDataset(loadMNIST(root, train, loc)) {}
 
+datasets::MNIST::MNIST(const std::string& root, Mode mode, const SourceLoc& loc)
+    : examples_(root, mode == Mode::kTrain, loc), mode_(mode) {}
+
 }  // namespace kiln::data

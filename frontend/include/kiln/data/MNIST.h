@@ -1,10 +1,13 @@
-// MNIST and Fashion-MNIST: readers for idx files (gzipped or not) and the MNIST dataset.
+// MNIST and Fashion-MNIST: readers for idx files (gzipped or not) and the MNIST dataset,
+// for Kiln's DataLoader and, as LibTorch spells it, for the dataset pipeline.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "kiln/core/Tensor.h"
 #include "kiln/data/Dataset.h"
+#include "kiln/data/DatasetPipeline.h"
 
 namespace kiln::data {
 
@@ -32,5 +35,30 @@ class MNIST : public TensorDataset {
   // All images [N, 1, H, W] and labels [N] (LibTorch's names).
   const Tensor& images() const { return data(); }
 };
+
+namespace datasets {
+
+// LibTorch's torch::data::datasets::MNIST: the dataset above as a Dataset<Self>, so that
+// `MNIST(root).map(transforms::Normalize<>(0.1307, 0.3081)).map(transforms::Stack<>())`
+// feeds make_data_loader. Same files, examples and errors.
+class MNIST : public Dataset<MNIST> {
+ public:
+  enum class Mode { kTrain, kTest };
+
+  explicit MNIST(const std::string& root, Mode mode = Mode::kTrain,
+                 const SourceLoc& loc = SourceLoc::current());
+
+  Example<> get(size_t index) override { return examples_.get(index); }
+  std::optional<size_t> size() const override { return examples_.size(); }
+  bool is_train() const noexcept { return mode_ == Mode::kTrain; }
+  const Tensor& images() const { return examples_.images(); }
+  const Tensor& targets() const { return examples_.targets(); }
+
+ private:
+  data::MNIST examples_;
+  Mode mode_;
+};
+
+}  // namespace datasets
 
 }  // namespace kiln::data

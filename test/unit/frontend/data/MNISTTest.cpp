@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
+#include <vector>
 
 #include "DataTestSupport.h"
 
@@ -87,6 +89,34 @@ TEST(MNISTTest, DatasetFindsTrainAndTestFilesPlainOrGzipped) {
   MNIST test(dir, /*train=*/false);
   ASSERT_EQ(test.size(), 1u);
   EXPECT_EQ(test.get(0).target.item<int64_t>(), 4);
+}
+
+// LibTorch's spelling, through the dataset pipeline: MNIST(root, Mode::kTest).map(...).
+TEST(MNISTTest, LibTorchsDatasetFeedsThePipeline) {
+  const std::string dir = freshDir();
+  writeFile(dir + "/train-images-idx3-ubyte", kImagesFile);
+  writeFile(dir + "/train-labels-idx1-ubyte", kLabelsFile);
+  writeFile(dir + "/t10k-images-idx3-ubyte", idxFile({1, 2, 3}, pixelBytes(6, 1)));
+  writeFile(dir + "/t10k-labels-idx1-ubyte", idxFile({1}, {4}));
+
+  datasets::MNIST train(dir);
+  EXPECT_TRUE(train.is_train());
+  EXPECT_EQ(train.size(), std::optional<size_t>(3));
+  expectImages(train.images());
+  expectLabels(train.targets());
+  datasets::MNIST test(dir, datasets::MNIST::Mode::kTest);
+  EXPECT_FALSE(test.is_train());
+  EXPECT_EQ(test.get(0).target.item<int64_t>(), 4);
+
+  auto loader = make_data_loader<samplers::SequentialSampler>(
+      train.map(transforms::Normalize<>(0.5, 0.5)).map(transforms::Stack<>()), 2);
+  std::vector<Shape> shapes;
+  for (auto& batch : *loader) shapes.push_back(batch.data.sizes());
+  EXPECT_THAT(shapes, ::testing::ElementsAre(Shape{2, 1, 2, 3}, Shape{1, 1, 2, 3}));
+  EXPECT_KILN_ERROR(datasets::MNIST(dir + "/absent"), IOError,
+                    "kiln::data::MNIST: no train-images-idx3-ubyte or "
+                    "train-images-idx3-ubyte.gz in " + dir + "/absent (" + dir +
+                        "/absent is not a directory)" + at());
 }
 
 TEST(MNISTTest, PrefersThePlainFileWhenBothExist) {
