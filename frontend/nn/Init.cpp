@@ -9,13 +9,6 @@ namespace kiln::nn::init {
 
 namespace {
 
-void requireFloating(const Tensor& tensor, const char* op, const SourceLoc& loc) {
-  if (!tensor.defined()) throw Error::make(loc, op, "called on an undefined tensor");
-  if (!tensor.is_floating_point())
-    throw TypeError::make(loc, op, "expects a floating-point tensor, got ", tensor.dtype(),
-                          " of shape ", tensor.sizes());
-}
-
 int64_t fanFor(const Tensor& tensor, FanMode mode, const SourceLoc& loc) {
   Fans fans = calculate_fan_in_and_fan_out(tensor, loc);
   return mode == FanMode::FanIn ? fans.fan_in : fans.fan_out;
@@ -51,19 +44,15 @@ Fans calculate_fan_in_and_fan_out(const Tensor& tensor, const SourceLoc& loc) {
   return {tensor.sizes()[1] * receptive, tensor.sizes()[0] * receptive};
 }
 
+// The Tensor methods, with history off: initializing a parameter is no step to differentiate.
 Tensor uniform_(Tensor tensor, double a, double b, const SourceLoc& loc) {
-  requireFloating(tensor, "uniform_", loc);
   NoGradGuard noGrad;
-  tensor.copy_(add(mul(rand(tensor.sizes(), TensorOptions(tensor.dtype()).device(tensor.device()), loc), b - a, loc), a, loc), loc);
-  return tensor;
+  return tensor.uniform_(a, b, loc);
 }
 
 Tensor normal_(Tensor tensor, double mean, double std, const SourceLoc& loc) {
-  requireFloating(tensor, "normal_", loc);
-  if (!(std >= 0)) throw Error::make(loc, "normal_", "std must be >= 0, got ", std);
   NoGradGuard noGrad;
-  tensor.copy_(add(mul(randn(tensor.sizes(), TensorOptions(tensor.dtype()).device(tensor.device()), loc), std, loc), mean, loc), loc);
-  return tensor;
+  return tensor.normal_(mean, std, loc);
 }
 
 Tensor constant_(Tensor tensor, double value, const SourceLoc& loc) {

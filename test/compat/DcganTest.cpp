@@ -89,7 +89,7 @@ int main() {
     // Train discriminator with real images.
     discriminator->zero_grad();
     torch::Tensor real_images = real_batch(kBatchSize).to(device);
-    torch::Tensor real_labels = torch::rand({kBatchSize}, device) * 0.2 + 0.8;
+    torch::Tensor real_labels = torch::empty({kBatchSize}, device).uniform_(0.8, 1.0);
     torch::Tensor real_output = discriminator->forward(real_images).reshape(real_labels.sizes());
     torch::Tensor d_loss_real = torch::binary_cross_entropy(real_output, real_labels);
     d_loss_real.backward();

@@ -60,6 +60,14 @@ Tensor scaledOperand(const char* op, const Tensor& self, const Tensor& other, do
   return mul(x, scalarOperand(x, int64_t(alpha), loc), loc);
 }
 
+// The in-place random fills draw into floating-point tensors only, as LibTorch's.
+void requireFloating(const Tensor& self, const char* op, const SourceLoc& loc) {
+  if (!self.defined()) throw Error::make(loc, op, "called on an undefined tensor");
+  if (!self.is_floating_point())
+    throw TypeError::make(loc, op, "expects a floating-point tensor, got ", self.dtype(),
+                          " of shape ", self.sizes());
+}
+
 }  // namespace
 
 Tensor& Tensor::add_(const Tensor& other, double alpha, const SourceLoc& loc) {
@@ -103,5 +111,29 @@ Tensor& Tensor::fill_(double value, const SourceLoc& loc) {
 }
 
 Tensor& Tensor::zero_(const SourceLoc& loc) { return fill_(0.0, loc); }
+
+Tensor& Tensor::uniform_(double from, double to, const SourceLoc& loc) {
+  requireFloating(*this, "uniform_", loc);
+  if (!(from <= to))
+    throw Error::make(loc, "uniform_", "expects a [from, to) range, but found from=", from,
+                      " > to=", to, " (tensor of shape ", sizes(), ")");
+  return copy_(kiln::add(kiln::mul(rand(sizes(), options(), loc), to - from, loc), from, loc), loc);
+}
+
+Tensor& Tensor::normal_(double mean, double std, const SourceLoc& loc) {
+  requireFloating(*this, "normal_", loc);
+  if (!(std >= 0))
+    throw Error::make(loc, "normal_", "expects std >= 0, but found std=", std, " (tensor of shape ",
+                      sizes(), ")");
+  return copy_(kiln::add(kiln::mul(randn(sizes(), options(), loc), std, loc), mean, loc), loc);
+}
+
+Tensor& Tensor::bernoulli_(double p, const SourceLoc& loc) {
+  requireFloating(*this, "bernoulli_", loc);
+  if (!(p >= 0 && p <= 1))
+    throw Error::make(loc, "bernoulli_", "expects 0 <= p <= 1, but found p=", p, " (tensor of shape ",
+                      sizes(), ")");
+  return copy_(kiln::bernoulli(sizes(), p, options(), loc), loc);
+}
 
 }  // namespace kiln

@@ -170,6 +170,11 @@ class Tensor {
   Tensor& copy_(const Tensor& src, const SourceLoc& loc = SourceLoc::current());
   Tensor& fill_(double value, const SourceLoc& loc = SourceLoc::current());
   Tensor& zero_(const SourceLoc& loc = SourceLoc::current());
+  // Values drawn from the default generator, as rand/randn/bernoulli draw them: U[from, to),
+  // N(mean, std²), 1 with probability p else 0. Floating-point tensors only.
+  Tensor& uniform_(double from = 0.0, double to = 1.0, const SourceLoc& loc = SourceLoc::current());
+  Tensor& normal_(double mean = 0.0, double std = 1.0, const SourceLoc& loc = SourceLoc::current());
+  Tensor& bernoulli_(double p = 0.5, const SourceLoc& loc = SourceLoc::current());
   // x += y, x -= 2, ...: add_, sub_, mul_, div_, with their rules.
   Tensor& operator+=(Located other);
   Tensor& operator-=(Located other);

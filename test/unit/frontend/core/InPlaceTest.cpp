@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
+#include "kiln/core/Random.h"
 #include "kiln/core/Storage.h"
 #include "kiln/core/Tensor.h"
 #include "test/unit/frontend/core/ExpectError.h"
@@ -88,6 +90,41 @@ TEST(InPlaceTest, OverlappingViewsReadEverythingBeforeWriting) {
   Tensor tail = x.narrow(0, 1, 4), head = x.narrow(0, 0, 4);
   tail.add_(head);  // reads 1 2 3 4 before any write, as PyTorch's result does here
   EXPECT_EQ(values<float>(x), (std::vector<float>{1, 3, 5, 7, 9}));
+}
+
+// uniform_, normal_ and bernoulli_ draw what rand, randn and bernoulli would from the same
+// generator state, in the tensor's dtype, into its storage (a view writes its base).
+TEST(InPlaceTest, RandomFillsDrawWhatTheFactoriesDraw) {
+  using kiln::testing::at;
+  manual_seed(7);
+  Tensor u = rand({2, 3}, kFloat64), n = randn({2, 3}), b = bernoulli({2, 3}, 0.3);
+  manual_seed(7);
+  Tensor base = zeros({2, 4}, kFloat64);
+  base.narrow(1, 0, 3).uniform_(-2, 3);
+  EXPECT_EQ(values<double>(base.narrow(1, 0, 3)), values<double>(add(mul(u, 5.0), -2.0)));
+  EXPECT_EQ(values<double>(base.select(1, 3)), (std::vector<double>{0, 0}));
+  EXPECT_EQ(values<float>(empty({2, 3}).normal_(1, 0.5)), values<float>(add(mul(n, 0.5), 1.0)));
+  EXPECT_EQ(values<float>(empty({2, 3}).bernoulli_(0.3)), values<float>(b));
+  EXPECT_EQ(values<float>(zeros({2}).uniform_(4, 4)), (std::vector<float>{4, 4}));
+}
+
+TEST(InPlaceTest, RandomFillsCheckTheirArguments) {
+  using kiln::testing::at;
+  Tensor ints = zeros({3}, kInt64), x = zeros({2});
+  EXPECT_KILN_ERROR(ints.uniform_(0, 1), TypeError,
+                    "kiln::uniform_: expects a floating-point tensor, got int64 of shape [3]" + at());
+  EXPECT_KILN_ERROR(x.uniform_(1, 0), Error,
+                    "kiln::uniform_: expects a [from, to) range, but found from=1 > to=0 (tensor "
+                    "of shape [2])" + at());
+  EXPECT_KILN_ERROR(x.normal_(0, -1), Error,
+                    "kiln::normal_: expects std >= 0, but found std=-1 (tensor of shape [2])" + at());
+  EXPECT_KILN_ERROR(x.bernoulli_(1.5), Error,
+                    "kiln::bernoulli_: expects 0 <= p <= 1, but found p=1.5 (tensor of shape [2])" + at());
+  Tensor w = zeros({2}).requires_grad_();
+  EXPECT_KILN_ERROR_HAS(w.normal_(), Error, "a leaf tensor that requires grad (shape [2]) cannot be "
+                        "modified in place");
+  NoGradGuard noGrad;
+  EXPECT_EQ(w.normal_().sizes(), (Shape{2}));
 }
 
 }  // namespace
