@@ -131,6 +131,20 @@ void checkIndexRange(const char* op, const char* what, const Tensor& indices, in
                              limit, " ", unit, " (", operand, " of shape ", of.sizes(), ")");
 }
 
+// Eager only, as checkIndexRange: LibTorch's binary_cross_entropy rejects an input outside
+// [0, 1] (or NaN), which would otherwise be a NaN loss. A trace must not read values; there
+// the clamped logs stand.
+void checkProbabilities(const char* op, const Tensor& input, const SourceLoc& loc) {
+  if (currentDispatchHook() || input.numel() == 0) return;
+  Tensor values = convert(input.detach(), kFloat64, loc).contiguous(loc);
+  if (!values.device().isCPU()) values = values.cpu(loc);
+  const double* v = values.data_ptr<double>(loc);
+  for (int64_t i = 0; i < values.numel(); ++i)
+    if (!(v[i] >= 0 && v[i] <= 1))
+      throw Error::make(loc, op, "all elements of input should be between 0 and 1, but element ", i,
+                        " is ", v[i], " (input of shape ", input.sizes(), ")");
+}
+
 // nll_loss with errors naming `op` (nll_loss or cross_entropy).
 Tensor nllLoss(const char* op, const Tensor& logProbs, const Tensor& target, Reduction reduction,
                const Tensor& weight, int64_t ignoreIndex, const SourceLoc& loc) {
@@ -433,6 +447,7 @@ Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduc
 Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                             Reduction reduction, const SourceLoc& loc) {
   requireLossOperands("binary_cross_entropy", input, target, loc);
+  checkProbabilities("binary_cross_entropy", input, loc);
   Tensor logX = clamp(log(input, loc), -100.0, std::nullopt, loc);
   Tensor log1mX = clamp(log(sub(1.0, input, loc), loc), -100.0, std::nullopt, loc);
   Tensor losses = neg(add(mul(target, logX, loc), mul(sub(1.0, target, loc), log1mX, loc), loc), loc);

@@ -453,6 +453,12 @@ TEST(LossTest, BinaryCrossEntropy) {
   EXPECT_EQ(binary_cross_entropy(tensor({0.0f, 1.0f}), tensor({1.0f, 0.0f})).item<double>(), 100.0);
   EXPECT_THAT([&] { binary_cross_entropy(p, tensor({1.0f, 0.0f})); },
               ThrowsMessage<ShapeError>(HasSubstr("binary_cross_entropy: input has shape [3] but target has shape [2]")));
+  // An input outside [0, 1] is an error, as in LibTorch (a NaN loss otherwise).
+  EXPECT_THAT([&] { binary_cross_entropy(tensor({0.5f, 1.5f}), tensor({1.0f, 0.0f})); },
+              ThrowsMessage<Error>(HasSubstr("kiln::binary_cross_entropy: all elements of input should be "
+                                             "between 0 and 1, but element 1 is 1.5 (input of shape [2]) (at ")));
+  EXPECT_THAT([&] { BCELoss()->forward(tensor({NAN, 0.5f}), tensor({1.0f, 0.0f})); },
+              ThrowsMessage<Error>(HasSubstr("but element 0 is nan")));
 }
 
 TEST(LossTest, BinaryCrossEntropyWithLogits) {
