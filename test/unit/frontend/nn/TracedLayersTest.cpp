@@ -1,10 +1,12 @@
-// The layers of the compatibility corpus (ConvTranspose2d, Dropout2d, the BCE losses)
-// recorded by jit::trace: a traced training step gives eager's losses, gradients and
-// weights bit for bit. Run with KILN_JIT_BACKEND=INTERP, which runs the eager kernels.
+// The layers of the compatibility corpus (ConvTranspose2d, Dropout2d, the BCE losses) and
+// a create_graph gradient penalty recorded by jit::trace: a traced training step gives
+// eager's losses, gradients and weights bit for bit. Run with KILN_JIT_BACKEND=INTERP,
+// which runs the eager kernels.
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "kiln/core/Autograd.h"
 #include "kiln/core/Functional.h"
 #include "kiln/core/Random.h"
 #include "kiln/jit/Trace.h"
@@ -68,6 +70,41 @@ TEST(TracedLayersTest, GanStepMatchesEagerBitwise) {
     EXPECT_TRUE(sameBits(got[i].grad(), want[i].grad())) << "gradient " << i;
   }
   EXPECT_NE(trainStep.graph_str().find("kiln.conv2d"), std::string::npos);
+}
+
+// A WGAN-GP style step: the penalty on |d critic / d x| needs the gradient with
+// create_graph, so the traced step records a backward pass inside the forward one and
+// differentiates it again.
+Tensor penaltyStep(nn::Sequential& critic, optim::Adam& opt, const Tensor& x) {
+  Tensor input = x.detach().requires_grad_();
+  Tensor score = critic->forward(input);
+  Tensor dx = autograd::grad({score}, {input}, {ones_like(score)}, /*retain_graph=*/true,
+                             /*create_graph=*/true)[0];
+  Tensor loss = add(mean(score), mul(pow(sub(norm(dx, 2, {1}), 1.0), 2.0).mean(), 10.0));
+  opt.zero_grad(/*set_to_none=*/true);
+  loss.backward();
+  opt.step();
+  return loss;
+}
+
+TEST(TracedLayersTest, GradientPenaltyStepMatchesEagerBitwise) {
+  auto makeCritic = [] {
+    manual_seed(3);
+    return nn::Sequential(nn::Linear(4, 8), nn::Tanh(), nn::Linear(8, 1));
+  };
+  nn::Sequential eager = makeCritic(), traced = makeCritic();
+  optim::Adam eagerOpt(eager->parameters(), optim::AdamOptions(0.01).capturable(true));
+  optim::Adam tracedOpt(traced->parameters(), optim::AdamOptions(0.01).capturable(true));
+  manual_seed(4);
+  std::vector<Tensor> batches{randn({5, 4}), randn({5, 4}), randn({5, 4})};
+  std::vector<Tensor> eagerLosses;
+  for (const Tensor& x : batches) eagerLosses.push_back(penaltyStep(eager, eagerOpt, x));
+  auto trainStep = jit::trace([&](Tensor x) { return penaltyStep(traced, tracedOpt, x); });
+  for (size_t i = 0; i < batches.size(); ++i)
+    EXPECT_TRUE(sameBits(trainStep(batches[i]), eagerLosses[i])) << "step " << i;
+  EXPECT_EQ(trainStep.num_traces(), 1u);
+  std::vector<Tensor> want = eager->parameters(), got = traced->parameters();
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(sameBits(got[i], want[i])) << "parameter " << i;
 }
 
 }  // namespace
