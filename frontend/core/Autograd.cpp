@@ -17,6 +17,9 @@ bool isGradEnabled() { return tGradEnabled; }
 AutoGradMode::AutoGradMode(bool enabled) : previous_(tGradEnabled) { tGradEnabled = enabled; }
 AutoGradMode::~AutoGradMode() { tGradEnabled = previous_; }
 
+bool autograd::GradMode::is_enabled() { return tGradEnabled; }
+void autograd::GradMode::set_enabled(bool enabled) { tGradEnabled = enabled; }
+
 namespace autograd {
 
 namespace {

@@ -78,6 +78,13 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                          bool allow_unused = false, const SourceLoc& loc = SourceLoc::current());
 
+// torch::autograd::GradMode: isGradEnabled() and its switch, as LibTorch spells them
+// (AutoGradMode and NoGradGuard set it for a scope).
+struct GradMode {
+  static bool is_enabled();
+  static void set_enabled(bool enabled);
+};
+
 }  // namespace autograd
 
 // Whether ops record autograd history on this thread (on by default).

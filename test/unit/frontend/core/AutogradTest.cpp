@@ -286,6 +286,22 @@ TEST(AutogradTest, NoGradGuardIsPerThread) {
   EXPECT_TRUE(otherThread);
 }
 
+// LibTorch's spellings of the switch: GradMode and AutoGradMode.
+TEST(AutogradTest, GradModeAndAutoGradMode) {
+  Tensor x = leaf({2, 3});
+  autograd::GradMode::set_enabled(false);
+  EXPECT_FALSE(autograd::GradMode::is_enabled());
+  EXPECT_FALSE(mul(x, 2.0).requires_grad());
+  {
+    AutoGradMode enabled(true);
+    EXPECT_TRUE(isGradEnabled());
+    EXPECT_TRUE(mul(x, 2.0).requires_grad());
+  }
+  EXPECT_FALSE(isGradEnabled());
+  autograd::GradMode::set_enabled(true);
+  EXPECT_TRUE(mul(x, 2.0).requires_grad());
+}
+
 TEST(AutogradTest, DetachCutsTheGraph) {
   Tensor x = leaf({2, 3});
   Tensor d = x.detach();
