@@ -2,9 +2,10 @@
 //
 //   bazel run -c opt //bench:dynamic -- [--sizes=64] [--timed=8] [--reps=9] [--threads=N]
 //
-// 1. The MLP training step (784-256-256-10, SGD, symbolic, modules named) traced once and
-//    called at --sizes different batch sizes (2, 6, 10, ...): how many recordings and how
-//    many programs (compiles) that costs, and the time of the first call at each size.
+// 1. The MLP training step (784-256-256-10, SGD, symbolic, modules named, the batch dim
+//    named dynamic) traced once and called at --sizes different batch sizes (2, 6, 10, ...):
+//    how many recordings and how many programs (compiles) that costs, and the time of the
+//    first call at each size.
 // 2. At --timed of those sizes, per-call time of the dynamic trace against a static trace
 //    of that size alone (automatic_dynamic off), timed alternately in one run.
 // 3. Dispatch: a traced add of two [1]-element tensors, static against dynamic.
@@ -29,9 +30,12 @@ using Mlp = KilnMlp;
 
 using Step = kiln::jit::Traced<std::function<Tensor(Tensor, Tensor)>>;
 
+// dynamic: the batch dim named dynamic (compiled once, from the first call); static: a
+// trace that never merges sizes.
 Step tracedStep(const std::shared_ptr<Mlp>& mlp, bool dynamic) {
   kiln::jit::TraceOptions options{.symbolic = true, .name = "mlp_step"};
   options.automatic_dynamic = dynamic;
+  if (dynamic) options.dynamic_dims = {{.input = -1, .dim = 0}};
   options.max_retraces = 1 << 20;
   Step t = kiln::jit::trace(std::function<Tensor(Tensor, Tensor)>(
                                 [mlp](Tensor x, Tensor y) { return mlp->step(x, y); }),
@@ -70,8 +74,8 @@ int main(int argc, char** argv) {
   for (int64_t n : sizes) {
     Batch b = batch(n);
     auto t0 = Clock::now();
-    // Symbolic: the first call at a size records it (placeholders) to check it, then
-    // specializes and compiles the dynamic program for it and runs that.
+    // Symbolic: the first call at a size records it (placeholders) to check it, then plans
+    // the dynamic program's memory for it (the first call of all compiles it) and runs it.
     sink(dynamic(b.x, b.y));
     firstMs += msSince(t0);
     t0 = Clock::now();

@@ -596,6 +596,43 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
                            });
 }
 
+// A reduction of a float splat: mean, max and min give the splat's value; a sum the value
+// times the count, folded only where that product is exact in the element type (a count,
+// ops::countOver's sum of ones, which a static trace then reads as the number it is).
+OpFoldResult ReduceOp::fold(FoldAdaptor adaptor) {
+  auto type = dyn_cast<RankedTensorType>(getType());
+  auto splat = dyn_cast_if_present<SplatElementsAttr>(adaptor.getX());
+  if (!type || !type.hasStaticShape() || !getX().getType().hasStaticShape() || !splat)
+    return {};
+  auto floatType = dyn_cast<FloatType>(type.getElementType());
+  if (!floatType)
+    return {};
+  const double value = splat.getSplatValue<APFloat>().convertToDouble();
+  double result = value;
+  switch (getKind()) {
+  case ReduceKind::mean:
+  case ReduceKind::max:
+  case ReduceKind::min:
+    if (getX().getType().getNumElements() == 0)
+      return {};
+    break;
+  case ReduceKind::prod:
+    return {};
+  case ReduceKind::sum: {
+    const int64_t count =
+        getX().getType().getNumElements() / std::max<int64_t>(type.getNumElements(), 1);
+    result = value * double(count);
+    break;
+  }
+  }
+  APFloat folded(result);
+  bool lost = false;
+  folded.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+  if (lost || folded.convertToDouble() != result)
+    return {};
+  return SplatElementsAttr::get(type, folded);
+}
+
 OpFoldResult BroadcastInDimOp::fold(FoldAdaptor adaptor) {
   if (!getType().hasStaticShape())
     return {};

@@ -358,6 +358,8 @@ def Kiln_ReduceOp : Kiln_PureOp<"reduce"> {
   let arguments = (ins Kiln_ReduceKindAttr:$kind, Kiln_NumericTensor:$x,
                        DenseI64ArrayAttr:$dims, UnitAttr:$keep_dims);
   let results = (outs Kiln_NumericTensor:$result);
+  // A float splat folds where the result is exact (a count: a sum of ones).
+  let hasFolder = 1;
   let assemblyFormat = [{
     `` $kind $x `,` `dims` `=` $dims (`keep_dims` $keep_dims^)? attr-dict `:`
     type($x)

@@ -238,3 +238,24 @@ func.func @div_by_broadcast(%x: tensor<4x8xf32>, %s: tensor<4x1xf32>, %y: tensor
   %hq = kiln.div %h, %hb : tensor<4x8xf16>
   return %z, %k, %hq : tensor<4x8xf32>, tensor<4x8xi32>, tensor<4x8xf16>
 }
+
+// -----
+
+// A count (a sum of ones, as ops::countOver records it) folds to the number; a mean or max
+// of a splat to its value; a sum whose product is not exact in f32 stays.
+// CHECK-LABEL: func.func @reduce_of_splats(
+// CHECK-DAG:     %[[N:.*]] = kiln.constant dense<1.200000e+01> : tensor<f32>
+// CHECK-DAG:     %[[M:.*]] = kiln.constant dense<2.500000e+00> : tensor<3xf32>
+// CHECK-DAG:     %[[T:.*]] = kiln.constant dense<1.000000e-01> : tensor<4x3xf32>
+// CHECK:         %[[S:.*]] = kiln.reduce sum %[[T]], dims = [0, 1] : tensor<4x3xf32>
+// CHECK:         return %[[N]], %[[M]], %[[M]], %[[S]]
+func.func @reduce_of_splats() -> (tensor<f32>, tensor<3xf32>, tensor<3xf32>, tensor<f32>) {
+  %ones = kiln.constant dense<1.0> : tensor<4x3xf32>
+  %n = kiln.reduce sum %ones, dims = [0, 1] : tensor<4x3xf32>
+  %half = kiln.constant dense<2.5> : tensor<4x3xf32>
+  %m = kiln.reduce mean %half, dims = [0] : tensor<4x3xf32>
+  %x = kiln.reduce max %half, dims = [0] : tensor<4x3xf32>
+  %tenth = kiln.constant dense<0.1> : tensor<4x3xf32>
+  %s = kiln.reduce sum %tenth, dims = [0, 1] : tensor<4x3xf32>
+  return %n, %m, %x, %s : tensor<f32>, tensor<3xf32>, tensor<3xf32>, tensor<f32>
+}

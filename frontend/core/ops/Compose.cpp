@@ -1,6 +1,8 @@
 // Building blocks for composed gradients (see Compose.h).
 #include "frontend/core/ops/Compose.h"
 
+#include <algorithm>
+
 #include "kiln/core/Dispatcher.h"
 
 namespace kiln::ops {
@@ -33,6 +35,14 @@ Tensor flipDim(const Tensor& x, int64_t dim, const SourceLoc& loc) {
   if (n <= 1) return x;
   detail::FactoryDeviceGuard onDevice(x.device());
   return take(x, arange(double(n - 1), -1.0, -1.0, kInt64, loc), dim, loc);
+}
+
+Tensor countOver(const Tensor& x, const Shape& dims, const SourceLoc& loc) {
+  Shape slice = x.sizes();
+  if (!dims.empty())
+    for (size_t d = 0; d < slice.size(); ++d)
+      if (std::find(dims.begin(), dims.end(), int64_t(d)) == dims.end()) slice[d] = 1;
+  return sum(ones(slice, x.options(), loc), {}, false, loc);
 }
 
 bool reluEpilogue(const Attrs& attrs) { return attrs.has("relu") && attrs.get<bool>("relu"); }

@@ -21,6 +21,13 @@ Tensor padDim(const Tensor& x, int64_t dim, int64_t before, int64_t after, doubl
 Tensor scatterAdd(const Tensor& updates, const Tensor& indices, int64_t dim, int64_t size,
                   const SourceLoc& loc);
 
+// How many elements of `x` a reduction over `dims` (all dims when empty) folds into one, as a
+// 0-d tensor of x's dtype and device: a sum of ones over one output element's slice. A
+// trace records it as computed from the sizes, where the number would be a constant that
+// differs between batch sizes, so means and batch norm merge into dynamic programs
+// (docs/ARCHITECTURE.md, "Dynamic shapes"). Exact below 2^24 in float32.
+Tensor countOver(const Tensor& x, const Shape& dims, const SourceLoc& loc);
+
 // Reverses `dim` (a take with descending indices).
 Tensor flipDim(const Tensor& x, int64_t dim, const SourceLoc& loc);
 

@@ -9,6 +9,7 @@
 #include <initializer_list>
 
 #include "frontend/core/kernels/Fused.h"
+#include "frontend/core/ops/Compose.h"
 #include "frontend/core/ops/FusedEager.h"
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Dispatcher.h"
@@ -356,10 +357,19 @@ Tensor batchNorm(const Tensor& x, const Tensor& runningMean, const Tensor& runni
     Tensor batchMean = mean(x, dims, true, loc);
     centered = sub(x, batchMean, loc);
     Tensor squares = sum(mul(centered, centered, loc), dims, true, loc);
-    scale = rsqrt(add(div(squares, double(count), loc), eps, loc), loc);
+    // The count per channel as a tensor (countOver), so that recordings at two batch sizes
+    // merge into one dynamic program; a half-precision count could be inexact.
+    const bool countTensor = x.dtype() == kFloat32 || x.dtype() == kFloat64;
+    const Tensor counted = countTensor ? ops::countOver(x, dims, loc) : Tensor();
+    // squares / (count - less)
+    auto perCount = [&](double less) {
+      if (!countTensor) return div(squares, double(count) - less, loc);
+      return div(squares, less == 0 ? counted : sub(counted, less, loc), loc);
+    };
+    scale = rsqrt(add(perCount(0), eps, loc), loc);
     NoGradGuard noGrad;
     updateRunning(runningMean, batchMean.reshape({channels}, loc), momentum, loc);
-    Tensor unbiased = div(squares, double(count - 1), loc);
+    Tensor unbiased = perCount(1);
     updateRunning(runningVar, unbiased.reshape({channels}, loc), momentum, loc);
   } else {
     if (!runningMean.defined() || !runningVar.defined())

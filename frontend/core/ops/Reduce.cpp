@@ -9,6 +9,7 @@
 #include "frontend/core/kernels/Reduce.h"
 #include "kiln/core/Dispatcher.h"
 #include "kiln/core/Ops.h"
+#include "frontend/core/ops/Compose.h"
 #include "frontend/core/ops/OpTable.h"
 #include "frontend/core/ops/ShapeRules.h"
 
@@ -268,6 +269,10 @@ Grads reduceGrad(const GradArgs& a) {
   const Tensor& x = a.inputs[0];
   if (kind == "sum") return {expandBack(a, a.gradOutputs[0])};
   if (kind == "mean") {
+    // float32/float64: the count as a tensor (countOver), so a mean over the batch merges
+    // across batch sizes in a trace; a half-precision count could be inexact.
+    if (x.dtype() == kFloat32 || x.dtype() == kFloat64)
+      return {expandBack(a, div(a.gradOutputs[0], countOver(x, a.attrs.get<Shape>("dims"), l), l))};
     double count = double(x.numel()) / double(std::max<int64_t>(a.outputs[0].numel(), 1));
     return {expandBack(a, div(a.gradOutputs[0], count, l))};
   }

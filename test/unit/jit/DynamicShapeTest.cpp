@@ -224,6 +224,45 @@ TEST_P(DynamicShapes, ConvNetForwardServesEveryBatchSize) {
   if (!exact()) EXPECT_EQ(traced.num_compiles(), 2u);  // 16's program, then one for every size
 }
 
+// A conv net's training step with batch norm in training mode: its batch statistics divide
+// by counts computed from the batch's size, recorded as sums of ones (not numbers), so the
+// recordings at two sizes merge and one program serves every size.
+TEST_P(DynamicShapes, ConvNetTrainingStepWithBatchNormServesEveryBatchSize) {
+  auto makeNet = [] {
+    manual_seed(4);
+    return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(3, 4, 3).padding(1)), nn::BatchNorm2d(4),
+                          nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(), nn::Linear(4 * 4 * 4, 5));
+  };
+  nn::Sequential eagerNet = makeNet(), net = makeNet();
+  optim::SGD eagerOpt(eagerNet->parameters(), optim::SGDOptions(0.05));
+  optim::SGD opt(net->parameters(), optim::SGDOptions(0.05));
+  auto step = [](nn::Sequential& m, optim::SGD& o, const Tensor& x, const Tensor& y) {
+    Tensor loss = cross_entropy(m->forward(x), y);
+    o.zero_grad(/*set_to_none=*/true);
+    loss.backward();
+    o.step();
+    return loss;
+  };
+  auto traced = jit::trace([&](Tensor x, Tensor y) { return step(net, opt, x, y); }, options());
+  traced.name_module("net", net).name_optimizer("opt", opt);
+  std::vector<int64_t> batches = {16, 9};
+  for (int64_t n : {2, 7, 33}) batches.insert(batches.end(), {n, n});
+  for (size_t k = 0; k < batches.size(); ++k) {
+    const int64_t n = batches[k];
+    manual_seed(300 + k);
+    Tensor x = randn({n, 3, 8, 8}), y = randint(0, 5, {n});
+    Tensor want = step(eagerNet, eagerOpt, x, y);
+    EXPECT_TRUE(agrees(traced(x, y), want)) << "step " << k << ", batch " << n;
+    NoGradGuard noGrad;  // compiled steps drift apart a little: restart from eager's state
+    auto eagerState = eagerNet->named_parameters();
+    for (auto& [name, p] : net->named_parameters()) Tensor(p).copy_(eagerState.at(name));
+    auto eagerBuffers = eagerNet->named_buffers();
+    for (auto& [name, b] : net->named_buffers()) Tensor(b).copy_(eagerBuffers.at(name));
+  }
+  EXPECT_EQ(traced.num_traces(), 1u) << traced.graph_str();
+  if (!exact()) EXPECT_EQ(traced.num_compiles(), 2u);  // 16's program, then one for every size
+}
+
 // Size 1 is never learnt from (two recordings one of which has a size-1 dim stay
 // separate), but a dynamic recording serves it once the check at its first call passes;
 // dims equal at both recordings must stay equal.
