@@ -171,9 +171,10 @@ std::pair<size_t, size_t> runMlpSteps(const DynamicShapes& test, bool symbolic, 
       for (auto& [name, p] : params) Tensor(p).copy_(eagerParams.at(name));
     }
   }
-  if (test.exact())
+  if (test.exact()) {
     for (const auto& [name, p] : model->named_parameters())
       EXPECT_TRUE(sameBits(p, eagerModel->named_parameters().at(name))) << name;
+  }
   EXPECT_THAT(traced.graph_str(), HasSubstr("tensor<?x12xf32>"));
   return {traced.num_traces(), traced.num_compiles()};
 }
@@ -185,7 +186,9 @@ TEST_P(DynamicShapes, MlpTrainingStepServesEveryBatchSize) {
     EXPECT_EQ(traces, 1u);
     // MLIR: 64's program; size 1, whose recording differs (a batch of one folds), its own;
     // then one program for every other size.
-    if (!exact()) EXPECT_EQ(compiles, 3u);
+    if (!exact()) {
+      EXPECT_EQ(compiles, 3u);
+    }
   }
 }
 
@@ -198,7 +201,9 @@ TEST_P(DynamicShapes, NamedDynamicDimsCompileOnceFromTheFirstCall) {
     auto [traces, compiles] =
         runMlpSteps(*this, symbolic, /*namedBatch=*/true, {2, 3, 17, 64, 100, 257});
     EXPECT_EQ(traces, 1u);
-    if (!exact()) EXPECT_EQ(compiles, 1u);
+    if (!exact()) {
+      EXPECT_EQ(compiles, 1u);
+    }
   }
 }
 
@@ -221,7 +226,9 @@ TEST_P(DynamicShapes, ConvNetForwardServesEveryBatchSize) {
       EXPECT_TRUE(agrees(traced(x), net->forward(x))) << "batch " << n << ", call " << call;
     }
   EXPECT_EQ(traced.num_traces(), 1u);
-  if (!exact()) EXPECT_EQ(traced.num_compiles(), 2u);  // 16's program, then one for every size
+  if (!exact()) {  // 16's program, then one for every size
+    EXPECT_EQ(traced.num_compiles(), 2u);
+  }
 }
 
 // A conv net's training step with batch norm in training mode: its batch statistics divide
@@ -260,7 +267,9 @@ TEST_P(DynamicShapes, ConvNetTrainingStepWithBatchNormServesEveryBatchSize) {
     for (auto& [name, b] : net->named_buffers()) Tensor(b).copy_(eagerBuffers.at(name));
   }
   EXPECT_EQ(traced.num_traces(), 1u) << traced.graph_str();
-  if (!exact()) EXPECT_EQ(traced.num_compiles(), 2u);  // 16's program, then one for every size
+  if (!exact()) {  // 16's program, then one for every size
+    EXPECT_EQ(traced.num_compiles(), 2u);
+  }
 }
 
 // Size 1 is never learnt from (two recordings one of which has a size-1 dim stay
