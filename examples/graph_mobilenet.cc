@@ -157,6 +157,7 @@ struct TrainGraph : nn::Graph<TrainGraph> {
       : model(model) {
     register_module("model", model);
     add_optimizer(opt, schedule);
+    config().enable_dynamic_batch();  // an epoch ends with a short batch: compile once for both
   }
   Tensor build(Tensor x, Tensor y) {
     Tensor loss = cross_entropy(model->forward(asImages(x)), y);
@@ -168,7 +169,10 @@ struct TrainGraph : nn::Graph<TrainGraph> {
 
 // Inference in eval mode (BatchNorm's running statistics).
 struct EvalGraph : nn::Graph<EvalGraph> {
-  explicit EvalGraph(vision::MobileNetV2 model) : model(model) { register_module("model", model); }
+  explicit EvalGraph(vision::MobileNetV2 model) : model(model) {
+    register_module("model", model);
+    config().enable_dynamic_batch();
+  }
   Tensor build(Tensor x) { return model->forward(asImages(x)); }
   vision::MobileNetV2 model;
 };

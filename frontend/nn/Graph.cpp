@@ -39,6 +39,12 @@ GraphConfig& GraphConfig::enable_fusion(bool on, const SourceLoc& loc) {
   return *this;
 }
 
+GraphConfig& GraphConfig::enable_dynamic_batch(bool on, const SourceLoc& loc) {
+  checkMutable("enable_dynamic_batch", loc);
+  dynamicBatch_ = on;
+  return *this;
+}
+
 GraphConfig& GraphConfig::set_backend(std::string name, const SourceLoc& loc) {
   checkMutable("set_backend", loc);
   backend_ = std::move(name);
@@ -163,6 +169,7 @@ jit::TraceOptions GraphBase::traceOptions(Phase phase) const {
   jit::TraceOptions options{.symbolic = true, .name = name_ + "_" + phaseName(phase)};
   options.compile.fuse = config_.fusion_enabled();
   options.compile.backend = config_.backend();
+  if (config_.dynamicBatch_) options.dynamic_dims = {{.input = -1, .dim = 0}};
   return options;
 }
 

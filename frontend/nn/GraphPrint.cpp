@@ -115,7 +115,8 @@ std::string GraphConfig::str() const {
          ", allow_fuse_add_to_output=" + pythonBool(fuseAddToOutput_) +
          ", enable_fusion=" + pythonBool(fusion_) +
          (backend_.empty() ? std::string() : ", backend='" + backend_ + "'") +
-         (dataParallel_ ? ", data_parallel=True" : "") + ")";
+         (dataParallel_ ? ", data_parallel=True" : "") +
+         (dynamicBatch_ ? ", dynamic_batch=True" : "") + ")";
 }
 
 // ---- GraphBase: printing -----------------------------------------------------------------

@@ -75,10 +75,17 @@ class GraphConfig {
                                     const SourceLoc& loc = SourceLoc::current());
   bool data_parallel_enabled() const { return dataParallel_; }
 
+  // The batch (dim 0 of every input) varies between calls, as at the short last batch of
+  // an epoch: the graph's programs are traced with it named dynamic
+  // (jit::TraceOptions::dynamic_dims), so each is compiled once for every batch size from
+  // its first call (OneFlow compiles each size again). A Kiln extension.
+  GraphConfig& enable_dynamic_batch(bool on = true, const SourceLoc& loc = SourceLoc::current());
+  bool dynamic_batch_enabled() const { return dynamicBatch_; }
+
   // GraphConfig(training=True, gradient_accumulation_steps=1, allow_fuse_add_to_output=False,
   //             enable_fusion=True)
   // (and ", backend='HALIDE'" once set_backend named one, ", data_parallel=True" once
-  // enable_data_parallel turned it on)
+  // enable_data_parallel turned it on, ", dynamic_batch=True" once enable_dynamic_batch did)
   std::string str() const;
 
  private:
@@ -92,6 +99,7 @@ class GraphConfig {
   std::string backend_;
   bool dataParallel_ = false;
   double bucketCapMb_ = 25;
+  bool dynamicBatch_ = false;
   std::string fixedBy_;  // the graph's name, once its first call fixed the settings
 };
 

@@ -441,6 +441,25 @@ TEST(GraphTrainingTest, LossDecreasesAndMatchesEagerSteps) {
   for (const Tensor& p : model->parameters()) EXPECT_FALSE(p.grad().defined());  // zero_grad
 }
 
+// enable_dynamic_batch: the step program is compiled once, from the first call, for every
+// batch size (a short last batch runs the same program), and matches eager steps.
+TEST(GraphTrainingTest, DynamicBatchCompilesOnceForEveryBatchSize) {
+  Sequential eagerModel = makeMlp();
+  auto eagerOpt = sgd(eagerModel, /*momentum=*/0.9);
+  Sequential model = makeMlp();
+  TrainGraph graph(model, sgd(model, /*momentum=*/0.9));
+  graph.config().enable_dynamic_batch();
+  EXPECT_NE(graph.config().str().find("dynamic_batch=True"), std::string::npos);
+  uint64_t seed = 7;
+  for (int64_t size : {16, 16, 16, 5, 16, 3, 3, 9}) {
+    Batch b = batches(1, size, seed++).front();
+    float eager = eagerStep(eagerModel, *eagerOpt, b).item<float>();
+    EXPECT_NEAR(graph(b.x, b.y).item<float>(), eager, kTolerance) << "batch " << size;
+  }
+  expectSameParameters(model, eagerModel);
+  EXPECT_EQ(graph.num_compiles(), 1u);
+}
+
 TEST(GraphTrainingTest, SchedulerStepsAfterEachUpdate) {
   std::vector<Batch> data = batches(3, 8);
   Sequential eagerModel = makeMlp();
