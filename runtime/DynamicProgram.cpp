@@ -3,22 +3,10 @@
 
 #include <iostream>
 
-#include "bridge/OpBridge.h"
 #include "kiln/core/Log.h"
-#include "mlir/IR/Verifier.h"
-#include "passes/SpecializeShapes.h"
+#include "runtime/HostPlan.h"
 
 namespace kiln::runtime {
-
-namespace {
-
-std::string shapesText(const std::vector<Shape>& shapes) {
-  std::string text;
-  for (const Shape& shape : shapes) text += (text.empty() ? "" : ", ") + detail::concat(shape);
-  return text;
-}
-
-}  // namespace
 
 mlir::OwningOpRef<mlir::ModuleOp> specializedCopy(mlir::func::FuncOp main,
                                                   const std::vector<Shape>& shapes,
@@ -27,13 +15,7 @@ mlir::OwningOpRef<mlir::ModuleOp> specializedCopy(mlir::func::FuncOp main,
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(main.getLoc());
   auto func = main.clone();
   module->push_back(func);
-  bridge::CapturedDiagnostics diagnostics(main.getContext());
-  llvm::SmallVector<llvm::SmallVector<int64_t>> sizes;
-  for (const Shape& shape : shapes) sizes.emplace_back(shape.begin(), shape.end());
-  if (mlir::failed(mlir::kiln::specializeShapes(func, sizes)) || mlir::failed(mlir::verify(func)))
-    throw ShapeError::make(loc, op, what, ": the arguments' shapes (", shapesText(shapes),
-                           ") do not fit the program: ",
-                           diagnostics.first().empty() ? "it does not verify" : diagnostics.first());
+  specializeOrThrow(func, shapes, nullptr, op, what, loc);
   return module;
 }
 

@@ -1,6 +1,8 @@
 // Host ops of a planned schedule (see HostPlan.h).
 #include "runtime/HostPlan.h"
 
+#include "mlir/IR/Verifier.h"
+
 #include <algorithm>
 #include <typeinfo>
 
@@ -263,6 +265,25 @@ void runHostOp(const HostOp& op, void* const* operands, void* const* results,
     event.device = device.str();
     profiler::record(std::move(event));
   }
+}
+
+std::string shapesText(const std::vector<Shape>& shapes) {
+  std::string text;
+  for (const Shape& shape : shapes) text += (text.empty() ? "" : ", ") + detail::concat(shape);
+  return text;
+}
+
+void specializeOrThrow(mlir::func::FuncOp func, const std::vector<Shape>& shapes,
+                       mlir::kiln::SpecializedKernels* kernels, std::string_view op,
+                       std::string_view what, const SourceLoc& loc) {
+  bridge::CapturedDiagnostics diagnostics(func.getContext());
+  llvm::SmallVector<llvm::SmallVector<int64_t>> sizes;
+  for (const Shape& shape : shapes) sizes.emplace_back(shape.begin(), shape.end());
+  if (mlir::failed(mlir::kiln::specializeShapes(func, sizes, kernels)) ||
+      mlir::failed(mlir::verify(func->getParentOp())))
+    throw ShapeError::make(loc, op, what, ": the arguments' shapes (", shapesText(shapes),
+                           ") do not fit the program: ",
+                           diagnostics.first().empty() ? "it does not verify" : diagnostics.first());
 }
 
 }  // namespace kiln::runtime

@@ -22,6 +22,7 @@
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/IR/TypeRange.h"
+#include "passes/SpecializeShapes.h"
 #include "runtime/HostCallbacks.h"
 #include "runtime/KernelCodegen.h"
 
@@ -93,6 +94,16 @@ bool hasMeta(const Tensor& value, const TensorMeta& meta);
 // in-place op would, so caches keyed by version (oneDNN's reordered weights) and
 // autograd's saved-tensor checks see the write.
 void markWritten(const Tensor& t);
+
+// "[64, 784], [64]": argument shapes in messages.
+std::string shapesText(const std::vector<Shape>& shapes);
+
+// `func` (in a module of its own) specialized in place to argument `shapes`
+// (mlir::kiln::specializeShapes, `kernels` as it takes them) and its module verified; a
+// ShapeError naming `op`, `what` and the first op the shapes do not fit.
+void specializeOrThrow(mlir::func::FuncOp func, const std::vector<Shape>& shapes,
+                       mlir::kiln::SpecializedKernels* kernels, std::string_view op,
+                       std::string_view what, const SourceLoc& loc);
 
 // "'kiln.add' at model.cc:3:5", for errors.
 std::string where(mlir::Operation* op);

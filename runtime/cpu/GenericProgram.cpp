@@ -11,13 +11,12 @@
 #include "dialect/KilnOps.h"
 #include "kiln/core/Log.h"
 #include "kiln/core/ProfileEvents.h"
-#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
 #include "passes/SpecializeShapes.h"
@@ -103,9 +102,9 @@ class DescriptorKernel final : public ExternalKernel {
 
   void run(void* const* operands, void* const* results) const override {
     // A descriptor is {allocated, aligned, offset, sizes..., strides...} as 64-bit words;
-    // only the two pointers differ from call to call.
-    std::vector<int64_t> words = words_;
-    std::vector<void*> arguments(slots_.size());
+    // only the two pointers differ from call to call. On the stack for the usual kernel.
+    llvm::SmallVector<int64_t, 128> words(words_.begin(), words_.end());
+    llvm::SmallVector<void*, 16> arguments(slots_.size());
     for (size_t i = 0; i < slots_.size(); ++i) {
       const Slot& slot = slots_[i];
       if (slot.kind == Slot::Size) {
@@ -201,19 +200,7 @@ class GenericCpuProgram final : public ShapeGenericProgram {
     mlir::OwningOpRef<mlir::ModuleOp> module = planned_.get().clone();
     auto host = module->lookupSymbol<mlir::func::FuncOp>(name_);
     mlir::kiln::SpecializedKernels specialized;
-    {
-      bridge::CapturedDiagnostics diagnostics(module->getContext());
-      llvm::SmallVector<llvm::SmallVector<int64_t>> argumentShapes;
-      for (const Shape& shape : shapes) argumentShapes.emplace_back(shape.begin(), shape.end());
-      if (mlir::failed(mlir::kiln::specializeShapes(host, argumentShapes, &specialized)) ||
-          mlir::failed(mlir::verify(*module))) {
-        std::string text;
-        for (const Shape& shape : shapes) text += (text.empty() ? "" : ", ") + detail::concat(shape);
-        throw ShapeError::make(loc, op, what, ": the arguments' shapes (", text,
-                               ") do not fit the program: ",
-                               diagnostics.first().empty() ? "it does not verify" : diagnostics.first());
-      }
-    }
+    specializeOrThrow(host, shapes, &specialized, op, what, loc);
     mlir::PassManager planning(module->getContext());
     planning.addPass(mlir::kiln::createKilnPlanMemoryPass());
     IrDumps dumps(name_);
