@@ -1,12 +1,13 @@
 // bench/dynamic: dynamic shapes (issue 23, docs/ARCHITECTURE.md "Dynamic shapes").
 //
-//   bazel run -c opt //bench:dynamic -- [--sizes=64] [--timed=8] [--reps=9] [--threads=N]
+//   bazel run -c opt //bench:dynamic -- [--sizes=64] [--timed=8] [--at=N,M,...] [--reps=9]
+//                                        [--threads=N]
 //
 // 1. The MLP training step (784-256-256-10, SGD, symbolic, modules named, the batch dim
 //    named dynamic) traced once and called at --sizes different batch sizes (2, 6, 10, ...):
 //    how many recordings and how many programs (compiles) that costs, and the time of the
 //    first call at each size.
-// 2. At --timed of those sizes, per-call time of the dynamic trace against a static trace
+// 2. At --timed of those sizes (or at the sizes --at lists), per-call time of the dynamic trace against a static trace
 //    of that size alone (automatic_dynamic off), timed alternately in one run.
 // 3. Dispatch: a traced add of two [1]-element tensors, static against dynamic.
 // No LibTorch here: the contenders are Kiln's static and dynamic traces of one program.
@@ -56,9 +57,17 @@ Batch batch(int64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options opt = parseOptions(argc, argv, "bench/dynamic", {"--sizes", "--timed"});
+  Options opt = parseOptions(argc, argv, "bench/dynamic", {"--sizes", "--timed", "--at"});
   int numSizes = 64, numTimed = 8;
+  std::vector<int64_t> at;  // --at: the sizes to time, instead of --timed of the sizes
   for (const std::string& flag : opt.extra) {
+    if (flag.rfind("--at=", 0) == 0)
+      for (size_t k = 5; k < flag.size();) {
+        size_t end = flag.find(',', k);
+        if (end == std::string::npos) end = flag.size();
+        at.push_back(std::max<int64_t>(1, std::stoll(flag.substr(k, end - k))));
+        k = end + 1;
+      }
     if (flag.rfind("--sizes=", 0) == 0) numSizes = std::max(1, std::stoi(flag.substr(8)));
     if (flag.rfind("--timed=", 0) == 0) numTimed = std::max(1, std::stoi(flag.substr(8)));
   }
@@ -93,8 +102,10 @@ int main(int argc, char** argv) {
   std::printf("\n## Per call: dynamic trace against a static trace of that size (ms, median of %d)\n\n",
               opt.reps);
   std::printf("| batch | dynamic | static | dynamic / static | spread |\n|---|---|---|---|---|\n");
-  for (int k = 0; k < numTimed && k < numSizes; ++k) {
-    const int64_t n = sizes[size_t(k) * size_t(numSizes) / size_t(numTimed)];
+  if (at.empty())
+    for (int k = 0; k < numTimed && k < numSizes; ++k)
+      at.push_back(sizes[size_t(k) * size_t(numSizes) / size_t(numTimed)]);
+  for (int64_t n : at) {
     auto staticMlp = std::make_shared<Mlp>();
     Step fixed = tracedStep(staticMlp, false);
     auto b = std::make_shared<Batch>(batch(n));

@@ -27,7 +27,6 @@
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
 #include "runtime/CompileStages.h"
@@ -95,24 +94,6 @@ std::string buildIdentity() {
   return DiskCache::fileIdentityOf(reinterpret_cast<const void*>(&kiln_rt_host_op));
 }
 
-std::string optionsKey(const mlir::kiln::CpuPipelineOptions& options, unsigned optLevel,
-                       const mlir::kiln::CpuLoweringOptions& lowering) {
-  return "fuse=" + std::to_string(options.fuse) + ";max-inputs=" +
-         std::to_string(options.fuseMaxInputs) + ";llvm-opt=" + std::to_string(optLevel) +
-         (lowering.timeKernels ? ";time-kernels" : "");
-}
-
-
-// The traced program's locations (sourceLocations), kept in its planned module's bytecode
-// under a name outside the kiln dialect, so that a program reusing the plan can relocate it.
-constexpr llvm::StringLiteral kSourceLocations = "kiln_cache.source_locations";
-
-std::string plannedBytecode(mlir::ModuleOp planned, mlir::ArrayAttr traced) {
-  planned->setAttr(kSourceLocations, traced);
-  std::string bytes = bytecodeOf(planned);
-  planned->removeAttr(kSourceLocations);
-  return bytes;
-}
 
 // Code compiled in this process, by key, for as long as a program holds it, so that
 // programs with one key (an nn::Graph class made twice) run one JIT session's code.
@@ -177,7 +158,8 @@ std::shared_ptr<const Executable> Executable::compile(
   const unsigned optLevel = llvmOptLevel(op, loc);
   const std::string key = DiskCache::keyOf({canonicalBytecode(*module), HostTarget::get().key(),
                                             kPipelineVersion, buildIdentity(),
-                                            optionsKey(options, optLevel, lowerings),
+                                            compileOptionsKey(options.fuse, options.fuseMaxInputs, optLevel,
+                                                              lowerings.timeKernels),
                                             executable->backend_});
   if (std::optional<SharedCode::Code> shared = SharedCode::global().find(key);
       shared && executable->adopt(shared->planned, traced, kernels, *cache, op, loc)) {
@@ -249,12 +231,8 @@ std::shared_ptr<const Executable> Executable::compile(
 bool Executable::adopt(std::string_view planned, mlir::ArrayAttr traced,
                        const KernelCodegen* kernels, const DiskCache& cache, std::string_view op,
                        const SourceLoc& loc) {
-  mlir::ParserConfig config(traced.getContext());
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(
-      llvm::StringRef(planned.data(), planned.size()), config);
+  mlir::OwningOpRef<mlir::ModuleOp> module = readPlanned(planned, traced);
   if (!module) return false;
-  if (auto compiled = (*module)->getAttrOfType<mlir::ArrayAttr>(kSourceLocations))
-    relocate(*module, compiled, traced);
   if (kernels) retakeKernels(*module, *kernels, cache, op, loc);
   readPlan(*module, op, loc);
   return true;

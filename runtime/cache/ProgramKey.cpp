@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Location.h"
+#include "mlir/Parser/Parser.h"
 
 namespace kiln::runtime {
 
@@ -45,6 +46,17 @@ void nameStatesByIndex(mlir::func::FuncOp host) {
         host.setResultAttr(k, KilnDialect::getStateUpdateAttrName(), index->second);
 }
 
+// The traced program's locations (sourceLocations), kept in its planned module's bytecode
+// under a name outside the kiln dialect, so that a program reusing the plan can relocate it.
+constexpr llvm::StringLiteral kSourceLocations = "kiln_cache.source_locations";
+
+std::string bytecodeOf(mlir::ModuleOp module) {
+  std::string bytes;
+  llvm::raw_string_ostream out(bytes);
+  if (mlir::failed(mlir::writeBytecodeToFile(module, out))) return "";
+  return bytes;
+}
+
 }  // namespace
 
 void nameCanonically(mlir::ModuleOp module) {
@@ -56,10 +68,7 @@ std::string canonicalBytecode(mlir::ModuleOp module) {
   const mlir::Location unknown = mlir::UnknownLoc::get(module.getContext());
   forEachLocated(*copy, [&](mlir::Location, auto set) { set(unknown); });
   for (auto host : copy->getOps<mlir::func::FuncOp>()) nameStatesByIndex(host);
-  std::string bytes;
-  llvm::raw_string_ostream out(bytes);
-  if (mlir::failed(mlir::writeBytecodeToFile(*copy, out))) return "";
-  return bytes;
+  return bytecodeOf(*copy);
 }
 
 mlir::ArrayAttr sourceLocations(mlir::ModuleOp module) {
@@ -81,6 +90,31 @@ void relocate(mlir::ModuleOp planned, mlir::ArrayAttr compiled, mlir::ArrayAttr 
         return std::make_pair(found->second, mlir::WalkResult::skip());
       });
   replacer.recursivelyReplaceElementsIn(planned, /*replaceAttrs=*/false, /*replaceLocs=*/true);
+}
+
+std::string plannedBytecode(mlir::ModuleOp planned, mlir::ArrayAttr traced) {
+  planned->setAttr(kSourceLocations, traced);
+  std::string bytes = bytecodeOf(planned);
+  planned->removeAttr(kSourceLocations);
+  return bytes;
+}
+
+mlir::OwningOpRef<mlir::ModuleOp> readPlanned(std::string_view bytes, mlir::ArrayAttr traced) {
+  mlir::ParserConfig config(traced.getContext());
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(llvm::StringRef(bytes.data(), bytes.size()), config);
+  if (!module) return module;
+  if (auto compiled = (*module)->getAttrOfType<mlir::ArrayAttr>(kSourceLocations)) {
+    relocate(*module, compiled, traced);
+    (*module)->removeAttr(kSourceLocations);
+  }
+  return module;
+}
+
+std::string compileOptionsKey(bool fuse, unsigned fuseMaxInputs, unsigned llvmOptLevel,
+                              bool timeKernels) {
+  return "fuse=" + std::to_string(fuse) + ";max-inputs=" + std::to_string(fuseMaxInputs) +
+         ";llvm-opt=" + std::to_string(llvmOptLevel) + (timeKernels ? ";time-kernels" : "");
 }
 
 }  // namespace kiln::runtime

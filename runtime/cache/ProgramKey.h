@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 
 namespace kiln::runtime {
 
@@ -33,5 +34,17 @@ mlir::ArrayAttr sourceLocations(mlir::ModuleOp module);
 // position, so that errors of a program that reuses another's code name its own lines.
 // A location the compiled program had at two positions takes the first one's replacement.
 void relocate(mlir::ModuleOp planned, mlir::ArrayAttr compiled, mlir::ArrayAttr traced);
+
+// `planned` (planned from a program whose sourceLocations were `traced`) as MLIR bytecode
+// that carries those locations, for the caches; "" if it cannot be written.
+std::string plannedBytecode(mlir::ModuleOp planned, mlir::ArrayAttr traced);
+
+// plannedBytecode's module read back in `traced`'s context with its locations relocated to
+// `traced` (the program reusing it); null if the bytes do not parse.
+mlir::OwningOpRef<mlir::ModuleOp> readPlanned(std::string_view bytes, mlir::ArrayAttr traced);
+
+// The compile options that change compiled code, as a cache key part.
+std::string compileOptionsKey(bool fuse, unsigned fuseMaxInputs, unsigned llvmOptLevel,
+                              bool timeKernels);
 
 }  // namespace kiln::runtime

@@ -23,6 +23,7 @@
 #include "runtime/CompileStages.h"
 #include "runtime/HostPlan.h"
 #include "runtime/JitEngine.h"
+#include "runtime/cache/ProgramKey.h"
 #include "runtime/cpu/Parallel.h"
 #include "runtime/schedule/ScheduledProgram.h"
 
@@ -188,11 +189,15 @@ class GenericCpuProgram final : public ShapeGenericProgram {
     std::vector<bool> isSize;
   };
 
+  // `planned`: the program planned under its canonical name (kProgramSymbol), which the
+  // host takes back here, so that errors and the profiler name it as the user does.
   GenericCpuProgram(mlir::OwningOpRef<mlir::ModuleOp> planned, std::string name,
                     std::unique_ptr<JitEngine> engine, std::map<std::string, Kernel> kernels,
                     const CallbackTable* callbacks)
       : planned_(std::move(planned)), name_(std::move(name)), engine_(std::move(engine)),
-        kernels_(std::move(kernels)), callbacks_(callbacks) {}
+        kernels_(std::move(kernels)), callbacks_(callbacks) {
+    planned_->lookupSymbol<mlir::func::FuncOp>(kProgramSymbol).setSymName(name_);
+  }
 
   std::shared_ptr<const Program> instantiate(const std::vector<Shape>& shapes, std::string_view op,
                                              std::string_view what,
@@ -236,13 +241,42 @@ class GenericCpuProgram final : public ShapeGenericProgram {
   const CallbackTable* callbacks_;
 };
 
+// Bumped whenever the generic pipeline's output for the same module changes, so old disk
+// cache entries stop matching (the build's identity is part of the key as well).
+constexpr std::string_view kGenericPipelineVersion = "kiln-cpu-generic/1";
+
+// Each fusion kernel of `planned` with which of its arguments are sizes (its entry is
+// looked up once the code is linked).
+std::map<std::string, GenericCpuProgram::Kernel> kernelsOf(mlir::ModuleOp planned) {
+  std::map<std::string, GenericCpuProgram::Kernel> kernels;
+  for (mlir::func::FuncOp func : fusionKernelsOf(planned)) {
+    GenericCpuProgram::Kernel& kernel = kernels[func.getSymName().str()];
+    for (mlir::Type type : func.getArgumentTypes()) kernel.isSize.push_back(type.isIndex());
+  }
+  return kernels;
+}
+
+std::unique_ptr<JitEngine> linkKernels(const std::string& object,
+                                       std::map<std::string, GenericCpuProgram::Kernel>& kernels,
+                                       std::string_view op, const SourceLoc& loc) {
+  std::unique_ptr<JitEngine> engine = JitEngine::link(
+      object,
+      {{"kiln_rt_parallel_for", reinterpret_cast<void*>(&kiln_rt_parallel_for)},
+       {"memrefCopy", reinterpret_cast<void*>(&memrefCopy)}},
+      op, loc);
+  for (auto& [name, kernel] : kernels)
+    kernel.entry = reinterpret_cast<PackedEntry>(engine->lookup(std::string(kPackedPrefix) + name));
+  return engine;
+}
+
 }  // namespace
 
 std::shared_ptr<const ShapeGenericProgram> compileGeneric(mlir::func::FuncOp main,
                                                           const CallbackTable* callbacks,
                                                           const CompileRequest& request,
                                                           std::string_view op, const SourceLoc& loc,
-                                                          std::string& why) {
+                                                          std::string& why,
+                                                          const DiskCache* diskCache) {
   mlir::MLIRContext* context = main.getContext();
   const std::string name = main.getSymName().str();
   mlir::OwningOpRef<mlir::ModuleOp> planned =
@@ -250,6 +284,30 @@ std::shared_ptr<const ShapeGenericProgram> compileGeneric(mlir::func::FuncOp mai
   StageClock clock;
   IrDumps dumps(name);
   dumps.write("traced", *planned);
+  // As Executable::compile: programs that differ only in names share the key and the code.
+  nameCanonically(*planned);
+  const mlir::ArrayAttr traced = sourceLocations(*planned);
+  const unsigned optLevel = llvmOptLevel(op, loc);
+  const DiskCache& cache = diskCache ? *diskCache : DiskCache::global();
+  const std::string key =
+      cache.enabled()
+          ? DiskCache::keyOf({canonicalBytecode(*planned), HostTarget::get().key(),
+                              kGenericPipelineVersion,
+                              DiskCache::fileIdentityOf(reinterpret_cast<const void*>(&compileGeneric)),
+                              compileOptionsKey(request.fuse, request.fuseMaxInputs, optLevel, false)})
+          : "";
+  if (std::optional<CacheEntry> entry = key.empty() ? std::nullopt : cache.load(key))
+    if (mlir::OwningOpRef<mlir::ModuleOp> read = readPlanned(entry->module, traced)) {
+      std::map<std::string, GenericCpuProgram::Kernel> kernels = kernelsOf(*read);
+      std::unique_ptr<JitEngine> engine = linkKernels(entry->object, kernels, op, loc);
+      clock.lap("load");
+      if (logEnabled("compile"))
+        std::cerr << "kiln: loaded @" << name << " for all sizes from the disk cache in "
+                  << clock.report() << "; " << kernels.size() << " kernels with `?` dims\n";
+      return std::make_shared<GenericCpuProgram>(std::move(read), name, std::move(engine),
+                                                 std::move(kernels), callbacks);
+    }
+
   mlir::PassManager planning(context);
   mlir::kiln::buildCpuPlanningPipeline(
       planning, {.fuse = request.fuse, .fuseMaxInputs = request.fuseMaxInputs, .planMemory = false});
@@ -258,47 +316,40 @@ std::shared_ptr<const ShapeGenericProgram> compileGeneric(mlir::func::FuncOp mai
   dumps.write("planned", *planned);
 
   // The kernels, public and with C interfaces, in a module of their own.
-  mlir::OwningOpRef<mlir::ModuleOp> kernels = mlir::ModuleOp::create(main.getLoc());
-  std::map<std::string, GenericCpuProgram::Kernel> entries;
+  mlir::OwningOpRef<mlir::ModuleOp> lowered = mlir::ModuleOp::create(main.getLoc());
+  std::map<std::string, GenericCpuProgram::Kernel> kernels = kernelsOf(*planned);
   std::vector<std::string> names;
   mlir::Builder builder(context);
   for (mlir::func::FuncOp func : fusionKernelsOf(*planned)) {
     auto copy = func.clone();
     copy.setPublic();
     copy->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
-    kernels->push_back(copy);
+    lowered->push_back(copy);
     names.push_back(func.getSymName().str());
-    GenericCpuProgram::Kernel& kernel = entries[names.back()];
-    for (mlir::Type type : func.getArgumentTypes()) kernel.isSize.push_back(type.isIndex());
   }
   {
     bridge::CapturedDiagnostics diagnostics(context);
     mlir::PassManager lowering(context);
     mlir::kiln::buildCpuDynamicKernelPipeline(lowering);
-    if (mlir::failed(lowering.run(*kernels))) {
+    if (mlir::failed(lowering.run(*lowered))) {
       why = "a kernel does not lower with `?` dims: " +
             (diagnostics.first().empty() ? std::string("the kernel pipeline failed") : diagnostics.first());
       return nullptr;
     }
   }
   clock.lap("lowering");
-  addPackedEntries(*kernels, names);
-  dumps.write("lowered", *kernels);
-  std::string object = JitEngine::compileObject(*kernels, op, loc, nullptr, llvmOptLevel(op, loc));
+  addPackedEntries(*lowered, names);
+  dumps.write("lowered", *lowered);
+  std::string object = JitEngine::compileObject(*lowered, op, loc, nullptr, optLevel);
   clock.lap("LLVM");
-  std::unique_ptr<JitEngine> engine = JitEngine::link(
-      object,
-      {{"kiln_rt_parallel_for", reinterpret_cast<void*>(&kiln_rt_parallel_for)},
-       {"memrefCopy", reinterpret_cast<void*>(&memrefCopy)}},
-      op, loc);
-  for (auto& [kernel, entry] : entries)
-    entry.entry = reinterpret_cast<PackedEntry>(engine->lookup(std::string(kPackedPrefix) + kernel));
+  if (!key.empty()) cache.store(key, {plannedBytecode(*planned, traced), object});
+  std::unique_ptr<JitEngine> engine = linkKernels(object, kernels, op, loc);
   clock.lap("link");
   if (logEnabled("compile"))
     std::cerr << "kiln: compiled @" << name << " once for all sizes in " << clock.report() << "; "
-              << entries.size() << " kernels with `?` dims\n";
+              << kernels.size() << " kernels with `?` dims\n";
   return std::make_shared<GenericCpuProgram>(std::move(planned), name, std::move(engine),
-                                             std::move(entries), callbacks);
+                                             std::move(kernels), callbacks);
 }
 
 }  // namespace kiln::runtime::cpu
