@@ -198,8 +198,10 @@ public:
       : function(function), symbols(symbols), types(types),
         ptr(LLVM::LLVMPointerType::get(function.getContext())) {}
 
-  // Fails (leaving the loop as it is) when a captured value has no LLVM form.
-  LogicalResult outline(scf::ParallelOp loop, unsigned number) {
+  // Fails (leaving the loop as it is) when a captured value has no LLVM form. With
+  // `large` (an i1 computed before the loop), the thread pool runs the chunk only where it
+  // holds; else the chunk runs all iterations on the calling thread.
+  LogicalResult outline(scf::ParallelOp loop, unsigned number, Value large) {
     // The outlined dimension: the first that does not run once, so loops over
     // shapes with leading 1s still split.
     unsigned dim = 0;
@@ -222,7 +224,7 @@ public:
     }
     auto capturesType = LLVM::LLVMStructType::getLiteral(function.getContext(), fields);
     func::FuncOp chunk = buildChunk(loop, dim, number, captured, passed, capturesType);
-    replaceLoop(loop, dim, chunk, passed, capturesType);
+    replaceLoop(loop, dim, chunk, passed, capturesType, large);
     return success();
   }
 
@@ -300,9 +302,9 @@ private:
   }
 
   // Stores the captures in a stack struct and calls kiln_rt_parallel_for over the
-  // outlined dimension's iterations.
+  // outlined dimension's iterations (where `large` holds, if given; else the chunk itself).
   void replaceLoop(scf::ParallelOp loop, unsigned dim, func::FuncOp chunk,
-                   ArrayRef<Value> passed, Type capturesType) {
+                   ArrayRef<Value> passed, Type capturesType, Value large) {
     Location loc = loop.getLoc();
     OpBuilder b(loop);
     Type i64 = b.getI64Type();
@@ -331,6 +333,12 @@ private:
     Value trips = arith::CeilDivSIOp::create(b, loc, span, step);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     trips = arith::MaxSIOp::create(b, loc, trips, zero);
+    if (large) {
+      auto branch = scf::IfOp::create(b, loc, large, /*withElseRegion=*/true);
+      b.setInsertionPoint(branch.elseBlock()->getTerminator());
+      func::CallOp::create(b, loc, chunk, ValueRange{captures, zero, trips});
+      b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    }
     Value fn = func::ConstantOp::create(b, loc, chunk.getFunctionType(), chunk.getSymName());
     func::CallOp::create(b, loc, parallelFor(chunk.getFunctionType()), TypeRange{},
                          ValueRange{fn, captures, arith::IndexCastOp::create(b, loc, i64, zero),
@@ -363,24 +371,17 @@ struct KilnParallelizePass : impl::KilnParallelizePassBase<KilnParallelizePass> 
   using Base::Base;
 
   // A loop whose work depends on run-time sizes (a kernel with `?` dims) goes
-  // parallel only when the sizes make it large: `scf.if work >= min-elements`
-  // holds the loop to outline, its else branch a copy that stays serial. Returns
-  // the loop to outline (the same one where its work cannot be computed before it
-  // runs: then it counts as large, as before).
-  scf::ParallelOp decideAtRunTime(scf::ParallelOp loop) {
+  // parallel only when the sizes make it large: `work >= min-elements`, built before
+  // the loop. Null where its work cannot be computed before it runs: then it counts
+  // as large.
+  Value largeAtRunTime(scf::ParallelOp loop) {
     Value work = RuntimeWork(loop).total();
     if (!work)
-      return loop;
+      return {};
     OpBuilder b(loop);
     Location loc = loop.getLoc();
-    Value large = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::sge, work,
-        arith::ConstantIndexOp::create(b, loc, minElements));
-    auto branch = scf::IfOp::create(b, loc, large, /*withElseRegion=*/true);
-    b.setInsertionPoint(branch.elseBlock()->getTerminator());
-    b.clone(*loop.getOperation());
-    loop->moveBefore(branch.thenBlock()->getTerminator());
-    return loop;
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, work,
+                                 arith::ConstantIndexOp::create(b, loc, minElements));
   }
 
   void runOnOperation() override {
@@ -400,10 +401,11 @@ struct KilnParallelizePass : impl::KilnParallelizePassBase<KilnParallelizePass> 
       Outliner outliner(function, symbols, types);
       unsigned number = 0;
       for (scf::ParallelOp loop : loops) {
-        if (hasDynamicTrips(loop))
-          loop = decideAtRunTime(loop);
-        if (succeeded(outliner.outline(loop, number)))
+        Value large = hasDynamicTrips(loop) ? largeAtRunTime(loop) : Value();
+        if (succeeded(outliner.outline(loop, number, large)))
           ++number;
+        else if (large)
+          large.getDefiningOp()->erase();  // the loop stays as it was: serial
       }
     }
   }

@@ -322,10 +322,12 @@ def KilnParallelizePass : Pass<"kiln-parallelize", "ModuleOp"> {
     dimensions times the trip counts of the loops it holds) has its first
     dimension outlined. Where trip counts are not constant (a kernel with `?`
     dims) the count is computed before the loop and the choice made at run
-    time: `scf.if` on `count >= min-elements` holds the outlined loop, its
-    else branch the loop as it was, so small sizes stay inline (a trip count
-    computed inside the loop, a tile's rows, counts at its constant upper
-    bound, the tile size; without one, as large). Outlining: the body moves
+    time: `scf.if` on `count >= min-elements` runs the outlined loop through
+    the thread pool, its else branch calls the same chunk over all iterations
+    on the calling thread, so small sizes run serially without a second copy
+    of the loop to compile (a trip count computed inside the loop, a tile's
+    rows, counts at its constant upper bound, the tile size; without one, as
+    large: parallel unconditionally). Outlining: the body moves
     into a private `func.func @<function>_chunk_<n>(%captures: !llvm.ptr,
     %begin: index, %end: index)` that runs iterations [begin, end) of that
     dimension (the others stay an `scf.parallel` inside, and `scf.for`

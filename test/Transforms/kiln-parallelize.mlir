@@ -101,9 +101,10 @@ func.func @rows(%x: memref<512x1024xf32>, %out: memref<512xf32>) {
 }
 
 // Dynamic bounds: the work is computed at run time, and the loop runs through
-// kiln_rt_parallel_for only when it is at least min-elements (scf.if; else the loop
-// stays serial). The chunk runs iterations k of [begin, end) at lb + k * step; lb
-// comes through the captures as i64.
+// kiln_rt_parallel_for only when it is at least min-elements (scf.if; else the same
+// chunk runs all iterations on the calling thread: no second copy of the loop). The
+// chunk runs iterations k of [begin, end) at lb + k * step; lb comes through the
+// captures as i64.
 // CHECK-LABEL: func.func @dynamic(
 // CHECK-SAME:      %[[N:[a-z0-9_]+]]: index, %[[LB:[a-z0-9_]+]]: index)
 // CHECK:         %[[WSPAN:.*]] = arith.subi %[[N]], %[[LB]] : index
@@ -111,18 +112,16 @@ func.func @rows(%x: memref<512x1024xf32>, %out: memref<512xf32>) {
 // CHECK:         %[[WORK:.*]] = arith.maxsi %[[WTRIPS]], %{{.*}} : index
 // CHECK:         %[[MIN:.*]] = arith.constant 32768 : index
 // CHECK:         %[[LARGE:.*]] = arith.cmpi sge, %[[WORK]], %[[MIN]] : index
+// CHECK:         %[[LB64:.*]] = arith.index_cast %[[LB]] : index to i64
+// CHECK:         llvm.store %[[LB64]]
+// CHECK:         %[[SPAN:.*]] = arith.subi %[[N]], %[[LB]] : index
+// CHECK:         %[[TRIPS:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : index
+// CHECK:         %[[CLAMPED:.*]] = arith.maxsi %[[TRIPS]]
 // CHECK:         scf.if %[[LARGE]] {
-// CHECK:           %[[LB64:.*]] = arith.index_cast %[[LB]] : index to i64
-// CHECK:           llvm.store %[[LB64]]
-// CHECK:           %[[SPAN:.*]] = arith.subi %[[N]], %[[LB]] : index
-// CHECK:           %[[TRIPS:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : index
-// CHECK:           %[[CLAMPED:.*]] = arith.maxsi %[[TRIPS]]
 // CHECK:           %[[END:.*]] = arith.index_cast %[[CLAMPED]] : index to i64
 // CHECK:           call @kiln_rt_parallel_for(%{{.*}}, %{{.*}}, %{{.*}}, %[[END]])
 // CHECK:         } else {
-// CHECK:           scf.parallel (%{{.*}}) = (%[[LB]]) to (%[[N]]) step
-// CHECK:             memref.store
-// CHECK:           }
+// CHECK-NEXT:      call @dynamic_chunk_0(%{{.*}}, %{{.*}}, %[[CLAMPED]]) : (!llvm.ptr, index, index) -> ()
 // CHECK-NEXT:    }
 // CHECK-NEXT:    return
 // CHECK-LABEL: func.func private @dynamic_chunk_0(
@@ -162,8 +161,9 @@ func.func @dynamic(%x: memref<?xf32>, %n: index, %lb: index) {
 // CHECK:         scf.if
 // CHECK:           call @kiln_rt_parallel_for(
 // CHECK:         } else {
-// CHECK:           scf.parallel
-// CHECK:             scf.for
+// CHECK-NEXT:      call @dynamic_rows_chunk_0(
+// CHECK-NOT:     scf.parallel
+// CHECK-LABEL: func.func private @dynamic_rows_chunk_0(
 func.func @dynamic_rows(%x: memref<?x1024xf32>, %out: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -194,7 +194,7 @@ func.func @dynamic_rows(%x: memref<?x1024xf32>, %out: memref<?xf32>) {
 // CHECK:         scf.if
 // CHECK:           call @kiln_rt_parallel_for(
 // CHECK:         } else {
-// CHECK:           scf.parallel
+// CHECK-NEXT:      call @dynamic_tiles_chunk_0(
 func.func @dynamic_tiles(%x: memref<?xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
