@@ -1,6 +1,7 @@
 // DynamicProgram (see DynamicProgram.h).
 #include "runtime/DynamicProgram.h"
 
+#include <chrono>
 #include <iostream>
 
 #include "kiln/core/Log.h"
@@ -73,13 +74,16 @@ std::shared_ptr<const Program> DynamicProgram::programFor(std::span<const Tensor
     else if (logEnabled("compile"))
       std::cerr << "kiln: " << what_ << " is compiled once per shape: " << why << "\n";
   }
+  const auto start = std::chrono::steady_clock::now();
   std::shared_ptr<const Program> instance =
       generic_ ? generic_->instantiate(shapes, op_, what_, loc) : nullptr;
   if (instance) {
     std::shared_ptr<const Program> program = std::move(instance);
     if (logEnabled("compile"))
       std::cerr << "kiln: " << what_ << " planned for shapes (" << shapesText(shapes)
-                << ") without compiling\n";
+                << ") without compiling in "
+                << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count()
+                << " ms\n";
     cache_.push_front({std::move(shapes), nullptr, program, nullptr});
     if (cache_.size() > kMaxSpecializations) cache_.pop_back();
     return program;
