@@ -43,9 +43,9 @@ void accumulate(Tensor& slot, const Tensor& g, const SourceLoc& loc) {
 // updates of one .grad never show up elsewhere. It keeps its history under create_graph.
 void accumulateLeaf(TensorImpl& leaf, const Tensor& g, bool createGraph, const SourceLoc& loc) {
   Tensor total;
-  if (leaf.grad) total = add(Tensor(leaf.grad), convert(g, leaf.dtype, loc), loc);
+  if (leaf.grad.defined()) total = add(leaf.grad, convert(g, leaf.dtype, loc), loc);
   else total = g.dtype() == leaf.dtype ? g.clone(loc) : convert(g, leaf.dtype, loc);
-  leaf.grad = (createGraph ? total : total.detach()).implPtr();
+  leaf.grad = createGraph ? total : total.detach();
 }
 
 // The storage versions of saved tensors, to detect in-place writes before backward.

@@ -47,7 +47,7 @@ Tensor Tensor::detach() const {
   impl->requiresGrad = false;
   impl->gradFn = nullptr;
   impl->outputNr = 0;
-  impl->grad = nullptr;
+  impl->grad = Tensor();
   Tensor alias(std::move(impl));
   if (DispatchHook* hook = currentDispatchHook()) hook->onAlias(*this, alias);
   return alias;

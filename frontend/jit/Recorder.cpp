@@ -90,7 +90,7 @@ mlir::Value Recorder::stateArgument(const Tensor& tensor, const SourceLoc& loc) 
   std::string name = named != names_.end() ? named->second
                                            : "state." + std::to_string(state_.size());
   for (size_t k = 0; k < state_.size() && named == names_.end(); ++k)
-    if (state_[k].impl()->grad.get() == tensor.impl()) {  // an existing gradient, read
+    if (state_[k].impl()->grad.impl() == tensor.impl()) {  // an existing gradient, read
       name = stateNames_[k] + ".grad";
       break;
     }
@@ -105,7 +105,7 @@ mlir::Value Recorder::stateArgument(const Tensor& tensor, const SourceLoc& loc) 
         builder_.getNamedAttr(KilnDialect::getStateAttrName(), builder_.getStringAttr(name))));
   }
   state_.push_back(tensor);
-  gradAtStart_.push_back(tensor.impl()->grad);
+  gradAtStart_.push_back(tensor.impl()->grad.implPtr());
   stateNames_.push_back(std::move(name));
   stateValues_.push_back(value);
   bind(tensor, value);
@@ -280,7 +280,7 @@ Recording Recorder::finish(std::vector<Tensor> outputs, const SourceLoc& loc) {
   // Gradients backward() left in the .grad of state (parameters).
   std::set<const TensorImpl*> slots;
   for (size_t k = 0; k < state_.size(); ++k) {
-    const std::shared_ptr<TensorImpl>& grad = state_[k].impl()->grad;
+    const std::shared_ptr<TensorImpl>& grad = state_[k].impl()->grad.implPtr();
     if (!grad) {
       if (gradAtStart_[k]) recording.clearedGrads.push_back(k);
       continue;

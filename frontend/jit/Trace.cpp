@@ -352,7 +352,7 @@ struct TracedCore::Impl {
     std::string change;
     for (size_t k = 0; k < rec.state.size() && k < rec.gradAtStart.size(); ++k) {
       if (rec.gradCleared[k]) continue;  // the function clears it first (zero_grad)
-      const bool now = rec.state[k].impl()->grad != nullptr;
+      const bool now = rec.state[k].impl()->grad.defined();
       if (now != rec.gradAtStart[k].defined())
         change += (change.empty() ? "" : "; ") + std::string("the .grad of '") +
                   rec.stateNames[k] + (now ? "' now exists" : "' is gone");
@@ -483,7 +483,7 @@ struct TracedCore::Impl {
     std::vector<Tensor> reuse(rec.numOutputs + rec.updatedState.size() + rec.gradOf.size());
     size_t at = rec.numOutputs + rec.updatedState.size();
     for (size_t k : rec.gradOf) {
-      const std::shared_ptr<TensorImpl>& grad = rec.state[k].impl()->grad;
+      const std::shared_ptr<TensorImpl>& grad = rec.state[k].impl()->grad.implPtr();
       if (grad && grad.use_count() == 1 && grad->storage && grad->storage.use_count() == 1)
         reuse[at] = Tensor(grad);
       ++at;
@@ -517,9 +517,9 @@ struct TracedCore::Impl {
     };
     for (size_t k : rec.gradOf) {
       const Tensor& update = results[at++];
-      if (!keepInBoundGrad(rec, k, update)) rec.state[k].impl()->grad = owned(update).implPtr();
+      if (!keepInBoundGrad(rec, k, update)) rec.state[k].impl()->grad = owned(update);
     }
-    for (size_t k : rec.clearedGrads) rec.state[k].impl()->grad = nullptr;
+    for (size_t k : rec.clearedGrads) rec.state[k].impl()->grad = Tensor();
     for (const Tensor& created : rec.created) {
       Tensor value = owned(results[at++]);
       if (rec.byValue) continue;  // the eager run that recorded it computed it
@@ -544,7 +544,7 @@ struct TracedCore::Impl {
     if (!bound.defined() || bound.impl() == update.impl() || !isState(rec, bound.impl()))
       return false;
     Tensor(bound).copy_(update);
-    rec.state[k].impl()->grad = bound.implPtr();
+    rec.state[k].impl()->grad = bound;
     return true;
   }
 
@@ -555,8 +555,8 @@ struct TracedCore::Impl {
     DispatchHookGuard noHook(nullptr);
     for (size_t k : rec.gradOf)
       if (k < rec.state.size())
-        if (const std::shared_ptr<TensorImpl>& slot = rec.state[k].impl()->grad)
-          keepInBoundGrad(rec, k, Tensor(slot));
+        if (const Tensor& slot = rec.state[k].impl()->grad; slot.defined())
+          keepInBoundGrad(rec, k, slot);
   }
 
   static bool isState(const Recording& rec, const TensorImpl* impl) {

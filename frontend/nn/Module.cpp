@@ -54,7 +54,7 @@ void convertInPlace(const Tensor& target, DType dtype, const SourceLoc& loc) {
   impl.offset = from.offset;
   impl.dtype = dtype;
   ++impl.version;
-  if (impl.grad) impl.grad = Tensor(impl.grad).detach().to(dtype, loc).detach().implPtr();
+  if (impl.grad.defined()) impl.grad = impl.grad.detach().to(dtype, loc).detach();
 }
 
 }  // namespace
@@ -215,7 +215,7 @@ void Module::to(Device device, const SourceLoc& loc) {
       impl.device = device;
       ++impl.version;
     }
-    impl.grad = m.grad.defined() ? m.grad.implPtr() : nullptr;
+    impl.grad = m.grad;
   }
 }
 

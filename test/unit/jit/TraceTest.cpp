@@ -443,7 +443,7 @@ TEST(TraceTest, GradientsAccumulateAcrossTracedCalls) {
 
   // zero_grad(set_to_none) outside the traced function: each call makes a fresh gradient
   // again, with the first recording.
-  w.impl()->grad = nullptr;
+  w.mutable_grad() = Tensor();
   backward(x);
   EXPECT_EQ(backward.num_traces(), 2u);
   EXPECT_LT(amax(abs(sub(w.grad(), matmul(x.transpose(0, 1), ones({2, 4}))))).item<float>(),

@@ -29,23 +29,8 @@ namespace indexing {
 class TensorIndex;
 }  // namespace indexing
 
-// The state a Tensor handle points to. Views share `storage`; every field but the
-// autograd ones describes which elements of it the tensor sees.
-struct TensorImpl {
-  std::shared_ptr<Storage> storage;  // null for symbolic trace placeholders
-  Shape shape;
-  Strides strides;     // in elements
-  int64_t offset = 0;  // in elements
-  DType dtype = kFloat32;
-  Device device = kCPU;
-
-  bool requiresGrad = false;
-  std::shared_ptr<autograd::Node> gradFn;  // null for leaves
-  int outputNr = 0;                        // which output of gradFn this is
-  std::shared_ptr<TensorImpl> grad;        // accumulated gradient of a leaf
-  uint64_t version = 0;                    // bumped by every in-place write
-};
-
+// Defined below Tensor, as it holds the .grad Tensor that mutable_grad() hands out.
+struct TensorImpl;
 class Tensor;
 
 // The op table's unary ops, and the binary ops that take a tensor or a Scalar, each
@@ -93,21 +78,21 @@ class Tensor {
   bool is_same(const Tensor& other) const { return impl_ == other.impl_; }
 
   // ---- metadata --------------------------------------------------------------------
-  const Shape& sizes() const { return impl_->shape; }
-  const Shape& shape() const { return impl_->shape; }
+  const Shape& sizes() const;
+  const Shape& shape() const;
   int64_t size(int64_t dim, const SourceLoc& loc = SourceLoc::current()) const;
-  const Strides& strides() const { return impl_->strides; }
-  int64_t storage_offset() const { return impl_->offset; }
-  int64_t dim() const { return int64_t(impl_->shape.size()); }
-  int64_t numel() const { return kiln::numel(impl_->shape); }
-  DType dtype() const { return impl_->dtype; }
-  DType scalar_type() const { return impl_->dtype; }
-  Device device() const { return impl_->device; }
-  size_t element_size() const { return elementSize(impl_->dtype); }
-  bool is_contiguous() const { return isContiguous(impl_->shape, impl_->strides); }
-  bool is_floating_point() const { return isFloatingPoint(impl_->dtype); }
+  const Strides& strides() const;
+  int64_t storage_offset() const;
+  int64_t dim() const;
+  int64_t numel() const;
+  DType dtype() const;
+  DType scalar_type() const;
+  Device device() const;
+  size_t element_size() const;
+  bool is_contiguous() const;
+  bool is_floating_point() const;
   // True for symbolic trace placeholders, which describe a value but hold none.
-  bool is_placeholder() const { return impl_->storage == nullptr; }
+  bool is_placeholder() const;
 
   // ---- data ------------------------------------------------------------------------
   // Pointer to the first element; T must be the tensor's dtype (TypeError otherwise).
@@ -276,14 +261,19 @@ class Tensor {
                      const SourceLoc& loc = SourceLoc::current());
 
   // ---- autograd ---------------------------------------------------------------------
-  bool requires_grad() const { return impl_->requiresGrad; }
+  bool requires_grad() const;
   // Marks a leaf as requiring gradients; TypeError for non-floating dtypes.
   Tensor& requires_grad_(bool requiresGrad = true, const SourceLoc& loc = SourceLoc::current());
-  bool is_leaf() const { return impl_->gradFn == nullptr; }
+  bool is_leaf() const;
   // The accumulated gradient of a leaf (undefined until backward reaches it).
-  Tensor grad() const { return Tensor(impl_->grad); }
-  void set_grad(const Tensor& grad) { impl_->grad = grad.impl_; }
-  const std::shared_ptr<autograd::Node>& grad_fn() const { return impl_->gradFn; }
+  Tensor grad() const;
+  void set_grad(const Tensor& grad);
+  // The .grad slot itself, as LibTorch's: `p.mutable_grad() = zeros_like(p)` sets it,
+  // `p.mutable_grad() = Tensor()` clears it, `p.mutable_grad().zero_()` zeroes it in
+  // place. Nothing checks what is assigned (LibTorch does not either); backward() adds
+  // to a defined .grad of the leaf's shape.
+  Tensor& mutable_grad() const;
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
   // The same data with no autograd history.
   Tensor detach() const;
   // Reverse-mode gradient of this tensor; `gradient` is required for non-scalars.
@@ -297,6 +287,43 @@ class Tensor {
 
   std::shared_ptr<TensorImpl> impl_;
 };
+
+// The state a Tensor handle points to. Views share `storage`; every field but the
+// autograd ones describes which elements of it the tensor sees.
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;  // null for symbolic trace placeholders
+  Shape shape;
+  Strides strides;     // in elements
+  int64_t offset = 0;  // in elements
+  DType dtype = kFloat32;
+  Device device = kCPU;
+
+  bool requiresGrad = false;
+  std::shared_ptr<autograd::Node> gradFn;  // null for leaves
+  int outputNr = 0;                        // which output of gradFn this is
+  Tensor grad;                             // accumulated gradient (of a leaf, by backward)
+  uint64_t version = 0;                    // bumped by every in-place write
+};
+
+inline const Shape& Tensor::sizes() const { return impl_->shape; }
+inline const Shape& Tensor::shape() const { return impl_->shape; }
+inline const Strides& Tensor::strides() const { return impl_->strides; }
+inline int64_t Tensor::storage_offset() const { return impl_->offset; }
+inline int64_t Tensor::dim() const { return int64_t(impl_->shape.size()); }
+inline int64_t Tensor::numel() const { return kiln::numel(impl_->shape); }
+inline DType Tensor::dtype() const { return impl_->dtype; }
+inline DType Tensor::scalar_type() const { return impl_->dtype; }
+inline Device Tensor::device() const { return impl_->device; }
+inline size_t Tensor::element_size() const { return elementSize(impl_->dtype); }
+inline bool Tensor::is_contiguous() const { return isContiguous(impl_->shape, impl_->strides); }
+inline bool Tensor::is_floating_point() const { return isFloatingPoint(impl_->dtype); }
+inline bool Tensor::is_placeholder() const { return impl_->storage == nullptr; }
+inline bool Tensor::requires_grad() const { return impl_->requiresGrad; }
+inline bool Tensor::is_leaf() const { return impl_->gradFn == nullptr; }
+inline Tensor Tensor::grad() const { return impl_->grad; }
+inline void Tensor::set_grad(const Tensor& grad) { impl_->grad = grad; }
+inline Tensor& Tensor::mutable_grad() const { return impl_->grad; }
+inline const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const { return impl_->gradFn; }
 
 // Prints like PyTorch: `tensor([[1., 2.],\n        [3., 4.]])`, with `dtype=` for
 // non-default dtypes and `requires_grad=True` where it applies.

@@ -202,6 +202,50 @@ TEST(AutogradTest, LeafGradsDoNotAliasEachOtherOrTheCallersGradient) {
   EXPECT_EQ(valuesAsDouble(g), (D{1, 1}));
 }
 
+
+// ---- mutable_grad -------------------------------------------------------------------------------
+
+// LibTorch's mutable_grad() is the .grad slot itself: assigning sets it, assigning an
+// undefined tensor clears it, a reference taken once sees what backward() leaves later.
+TEST(AutogradTest, MutableGradAssignsTheGradSlot) {
+  Tensor x = leaf({1, 2});
+  x.mutable_grad() = full({2}, 10.0, kFloat64);
+  EXPECT_EQ(valuesAsDouble(x.grad()), (D{10, 10}));
+  sum(mul(x, 3.0)).backward();  // backward adds to what was assigned
+  EXPECT_EQ(valuesAsDouble(x.grad()), (D{13, 13}));
+
+  Tensor& slot = x.mutable_grad();
+  slot = Tensor();
+  EXPECT_FALSE(x.grad().defined());
+  sum(mul(x, x)).backward();  // a fresh gradient, 2x, seen through the same reference
+  ASSERT_TRUE(slot.defined());
+  EXPECT_EQ(valuesAsDouble(slot), (D{2, 4}));
+  EXPECT_TRUE(slot.is_same(x.mutable_grad()));
+}
+
+TEST(AutogradTest, MutableGradModifiesTheGradInPlace) {
+  Tensor x = leaf({1, 2});
+  sum(mul(x, 3.0)).backward();
+  Tensor before = x.grad();
+  x.mutable_grad().zero_();
+  EXPECT_TRUE(x.grad().is_same(before));  // the same tensor, zeroed
+  EXPECT_EQ(valuesAsDouble(before), (D{0, 0}));
+  x.mutable_grad().add_(tensor(D{1, 5}));
+  EXPECT_EQ(valuesAsDouble(x.grad()), (D{1, 5}));
+}
+
+// The slot belongs to the tensor's autograd identity: detach() starts without a .grad,
+// and a copied handle shares the slot.
+TEST(AutogradTest, MutableGradBelongsToTheTensor) {
+  Tensor x = leaf({1, 2});
+  Tensor sameTensor = x;
+  sameTensor.mutable_grad() = ones({2}, kFloat64);
+  EXPECT_TRUE(x.grad().defined());
+  EXPECT_FALSE(x.detach().grad().defined());
+  Tensor d = x.detach();
+  d.mutable_grad() = zeros({2}, kFloat64);
+  EXPECT_EQ(valuesAsDouble(x.grad()), (D{1, 1}));
+}
 // ---- requires_grad ------------------------------------------------------------------------------
 
 TEST(AutogradTest, RequiresGradOnIntegersIsTypeError) {
