@@ -48,13 +48,6 @@ void accumulateLeaf(TensorImpl& leaf, const Tensor& g, bool createGraph, const S
   leaf.grad = createGraph ? total : total.detach();
 }
 
-// The storage versions of saved tensors, to detect in-place writes before backward.
-std::vector<uint64_t> versionsOf(const std::vector<Tensor>& saved) {
-  std::vector<uint64_t> versions;
-  for (const Tensor& t : saved) versions.push_back(t.impl()->storage ? t.impl()->storage->version() : 0);
-  return versions;
-}
-
 // Nodes reachable from `roots` in an order where every node comes before the nodes it
 // feeds gradients into (the reverse of a depth-first postorder).
 std::vector<Node*> topologicalOrder(const std::vector<Node*>& roots) {
@@ -168,7 +161,7 @@ void execute(GraphTask& task, const char* what, const std::vector<Tensor>& roots
       for (auto [outputNr, index] : target->second)
         if (const Tensor& g = grads[size_t(outputNr)]; g.defined()) accumulate(task.captured[index], g, loc);
     if (task.capturing && !leading.count(node)) continue;
-    std::vector<Tensor> inputGrads = node->apply(grads, task.createGraph);
+    std::vector<Tensor> inputGrads = node->apply(grads, task.createGraph, loc);
     ran.push_back(node);
     for (size_t i = 0; i < inputGrads.size() && i < node->next().size(); ++i)
       deliver(task, node->next()[i], inputGrads[i], pending, loc);
@@ -179,17 +172,47 @@ void execute(GraphTask& task, const char* what, const std::vector<Tensor>& roots
 
 }  // namespace
 
-Node::Node(const OpDef& op, std::vector<Tensor> inputs, std::vector<Tensor> outputs, Attrs attrs,
-           const SourceLoc& loc)
-    : op_(&op), attrs_(std::move(attrs)), loc_(loc), numOutputs_(int(outputs.size())) {
+Node::Node(const std::vector<Tensor>& inputs, int numOutputs, const SourceLoc& loc)
+    : loc_(loc), numOutputs_(numOutputs) {
   for (const Tensor& x : inputs) next_.push_back(edgeTo(x));
-  inputs_ = std::move(inputs);
-  for (const Tensor& y : outputs) outputs_.push_back(valuesOnly(y));
-  inputVersions_ = versionsOf(inputs_);
-  outputVersions_ = versionsOf(outputs_);
 }
 
-void Node::checkSavedVersions() const {
+Error Node::releasedError(std::string_view what) const {
+  return Error::make(loc_, what, "backward through this part of the graph a second time; "
+                     "pass retain_graph = true to the first backward()");
+}
+
+namespace detail {
+
+Tensor withHistory(const Tensor& values, const std::shared_ptr<Node>& node, int outputNr) {
+  Tensor y = values.detach();  // a new handle on the values, which the tracer learns of
+  if (y.is_floating_point()) {
+    y.impl()->requiresGrad = true;
+    y.impl()->gradFn = node;
+    y.impl()->outputNr = outputNr;
+  }
+  return y;
+}
+
+std::vector<uint64_t> versionsOf(const std::vector<Tensor>& saved) {
+  std::vector<uint64_t> versions;
+  for (const Tensor& t : saved)
+    versions.push_back(t.defined() && t.impl()->storage ? t.impl()->storage->version() : 0);
+  return versions;
+}
+
+}  // namespace detail
+
+OpNode::OpNode(const OpDef& op, std::vector<Tensor> inputs, std::vector<Tensor> outputs,
+               Attrs attrs, const SourceLoc& loc)
+    : Node(inputs, int(outputs.size()), loc), op_(&op), attrs_(std::move(attrs)) {
+  inputs_ = std::move(inputs);
+  for (const Tensor& y : outputs) outputs_.push_back(valuesOnly(y));
+  inputVersions_ = detail::versionsOf(inputs_);
+  outputVersions_ = detail::versionsOf(outputs_);
+}
+
+void OpNode::checkSavedVersions() const {
   auto check = [&](const std::vector<Tensor>& saved, const std::vector<uint64_t>& versions, const char* what) {
     for (size_t i = 0; i < saved.size(); ++i)
       if (saved[i].impl()->storage && saved[i].impl()->storage->version() != versions[i])
@@ -200,29 +223,17 @@ void Node::checkSavedVersions() const {
   if (op_->gradReads & kReadsOutputs) check(outputs_, outputVersions_, "result");
 }
 
-std::vector<Tensor> Node::outputsWithHistory() {
-  std::vector<Tensor> outputs;
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    Tensor y = outputs_[i].detach();  // a new handle on the values, which the tracer learns of
-    if (y.is_floating_point()) {
-      y.impl()->requiresGrad = true;
-      y.impl()->gradFn = shared_from_this();
-      y.impl()->outputNr = int(i);
-    }
-    outputs.push_back(std::move(y));
-  }
-  return outputs;
-}
-
-std::vector<Tensor> Node::apply(const std::vector<Tensor>& gradOutputs, bool createGraph) {
-  if (released_)
-    throw Error::make(loc_, op_->name, "backward through this part of the graph a second time; "
-                      "pass retain_graph = true to the first backward()");
+std::vector<Tensor> OpNode::apply(const std::vector<Tensor>& gradOutputs, bool createGraph,
+                                  const SourceLoc&) {
+  if (released_) throw releasedError(op_->name);
   checkSavedVersions();
   std::vector<Tensor> grads = gradOutputs;
   for (size_t i = 0; i < grads.size(); ++i)
     if (!grads[i].defined()) grads[i] = zeros_like(outputs_[i], loc_);
-  const std::vector<Tensor> outputs = createGraph ? outputsWithHistory() : outputs_;
+  std::vector<Tensor> outputs = outputs_;
+  if (createGraph)
+    for (size_t i = 0; i < outputs.size(); ++i)
+      outputs[i] = detail::withHistory(outputs_[i], shared_from_this(), int(i));
   std::vector<Tensor> result = op_->grad(GradArgs{inputs_, outputs, grads, attrs_, loc_});
   for (size_t i = 0; i < result.size(); ++i)
     if (result[i].defined() && result[i].sizes() != inputs_[i].sizes())
@@ -231,7 +242,7 @@ std::vector<Tensor> Node::apply(const std::vector<Tensor>& gradOutputs, bool cre
   return result;
 }
 
-std::string Node::name() const {
+std::string OpNode::name() const {
   std::string camel;
   bool upper = true;
   for (char c : op_->name) {
@@ -242,7 +253,7 @@ std::string Node::name() const {
   return camel + "Backward0";
 }
 
-void Node::release() {
+void OpNode::release() {
   inputs_.clear();
   outputs_.clear();
   released_ = true;

@@ -123,7 +123,7 @@ bool needsGrad(const OpDef& op, const std::vector<Tensor>& inputs) {
 
 void recordGrad(const OpDef& op, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
                 const Attrs& attrs, const SourceLoc& loc) {
-  auto node = std::make_shared<autograd::Node>(op, inputs, outputs, attrs, loc);
+  auto node = std::make_shared<autograd::OpNode>(op, inputs, outputs, attrs, loc);
   for (size_t i = 0; i < outputs.size(); ++i) {
     TensorImpl& out = *outputs[i].impl();
     if (!isFloatingPoint(out.dtype)) continue;

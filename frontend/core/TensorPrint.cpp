@@ -3,7 +3,6 @@
 // The functions below mirror _Formatter, _vector_str, _tensor_str_with_formatter,
 // get_summarized_data, _add_suffixes and _str_intern, under the default print options.
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -193,23 +192,6 @@ bool impliedByValues(DType dtype) {
   return dtype == kFloat32 || dtype == kInt64 || dtype == kBool;
 }
 
-// "add" -> "AddBackward0", "logical_not" -> "LogicalNotBackward0": torch names grad_fn
-// after the op's autograd function. Nodes expose only the frontend op name, so reductions
-// read "ReduceBackward0" where torch says SumBackward0/MeanBackward0.
-std::string gradFnName(std::string_view op) {
-  std::string name;
-  bool upper = true;
-  for (char c : op) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    name += upper ? char(std::toupper(static_cast<unsigned char>(c))) : c;
-    upper = false;
-  }
-  return name + "Backward0";
-}
-
 // A suffix's length in torch's own repr, which says "torch.float64" where we say
 // "kiln.float64": the line breaks must fall where torch's do.
 int64_t torchLength(const std::string& suffix) {
@@ -270,7 +252,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
       if (!impliedByValues(t.dtype())) suffixes.push_back("dtype=" + qualifiedName(t.dtype()));
     }
   }
-  if (t.grad_fn()) suffixes.push_back("grad_fn=<" + gradFnName(t.grad_fn()->op().name) + ">");
+  if (t.grad_fn()) suffixes.push_back("grad_fn=<" + t.grad_fn()->name() + ">");
   else if (t.requires_grad()) suffixes.push_back("requires_grad=True");
   return os << withSuffixes(prefix + body, suffixes, indent);
 }

@@ -5,6 +5,7 @@
 
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Cuda.h"
+#include "kiln/core/CustomFunction.h"
 #include "kiln/core/Functional.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "kiln/core/CustomFunction.h"
 #include "kiln/core/Functional.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
@@ -108,6 +109,63 @@ TEST_P(TraceTraining, AdamWDefaultFormMatchesEagerBitwise) {
   expectTracedTrainingMatchesEager(GetParam(), [](nn::Sequential& m) {
     return optim::AdamW(m->parameters(), optim::AdamWOptions(0.01).weight_decay(0.1));
   });
+}
+
+// A custom autograd function in a traced step: the tracer records its forward's ops, and
+// at backward() the ops its backward runs, as for any composed op (docs/LIBTORCH.md).
+struct ScaledTanh : public autograd::Function<ScaledTanh> {
+  static Tensor forward(autograd::AutogradContext* ctx, Tensor x, double scale) {
+    Tensor y = tanh(x);
+    ctx->save_for_backward({y});
+    ctx->saved_data["scale"] = scale;
+    return mul(y, scale);
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx,
+                                          autograd::variable_list g) {
+    Tensor y = ctx->get_saved_variables()[0];
+    Tensor slope = mul(sub(ones_like(y), mul(y, y)), ctx->saved_data["scale"].toDouble());
+    return {mul(g[0], slope), Tensor()};
+  }
+};
+
+TEST_P(TraceTraining, CustomFunctionMatchesEagerBitwise) {
+  auto makeLayers = [] {
+    manual_seed(5);
+    nn::Linear first(8, 16);
+    nn::Linear second(16, 3);
+    return std::make_pair(first, second);
+  };
+  auto step = [](std::pair<nn::Linear, nn::Linear>& net, optim::SGD& opt, const Tensor& x,
+                 const Tensor& y) {
+    Tensor loss = cross_entropy(net.second->forward(ScaledTanh::apply(net.first->forward(x), 0.5)), y);
+    opt.zero_grad(/*set_to_none=*/true);
+    loss.backward();
+    opt.step();
+    return loss;
+  };
+  auto paramsOf = [](std::pair<nn::Linear, nn::Linear>& net) {
+    std::vector<Tensor> params = net.first->parameters();
+    for (const Tensor& p : net.second->parameters()) params.push_back(p);
+    return params;
+  };
+  std::vector<Batch> data = batches(6);
+  auto eagerNet = makeLayers();
+  optim::SGD eagerOpt(paramsOf(eagerNet), optim::SGDOptions(0.1));
+  auto net = makeLayers();
+  optim::SGD opt(paramsOf(net), optim::SGDOptions(0.1));
+  auto trainStep = jit::trace([&](Tensor x, Tensor y) { return step(net, opt, x, y); },
+                              {.symbolic = GetParam()});
+  for (size_t i = 0; i < data.size(); ++i) {
+    Tensor eagerLoss = step(eagerNet, eagerOpt, data[i].x, data[i].y);
+    EXPECT_TRUE(sameBits(trainStep(data[i].x, data[i].y), eagerLoss)) << "step " << i;
+  }
+  EXPECT_EQ(trainStep.num_traces(), 1u);
+  std::vector<Tensor> params = paramsOf(net), eagerParams = paramsOf(eagerNet);
+  for (size_t i = 0; i < params.size(); ++i) {
+    EXPECT_TRUE(sameBits(params[i], eagerParams[i])) << i;
+    EXPECT_TRUE(sameBits(params[i].grad(), eagerParams[i].grad())) << i;
+  }
+  EXPECT_THAT(trainStep.graph_str(), HasSubstr("kiln.tanh"));
 }
 
 INSTANTIATE_TEST_SUITE_P(ByValueAndSymbolic, TraceTraining, ::testing::Bool(),

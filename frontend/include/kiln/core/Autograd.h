@@ -22,43 +22,72 @@ struct Edge {
   std::shared_ptr<TensorImpl> leaf;
 };
 
-// One differentiable op call. It keeps its inputs and its outputs' data (without their
-// history, so there is no reference cycle) for the gradient formula.
+// A node of the autograd graph: one differentiable call, whose apply() turns the
+// gradients of its outputs into those of its inputs. An op of the table makes an OpNode;
+// a custom autograd::Function<T> a CppNode (kiln/core/CustomFunction.h).
 class Node : public std::enable_shared_from_this<Node> {
  public:
-  Node(const OpDef& op, std::vector<Tensor> inputs, std::vector<Tensor> outputs, Attrs attrs,
-       const SourceLoc& loc);
+  virtual ~Node() = default;
 
-  const OpDef& op() const { return *op_; }
-  // The op's name as LibTorch names its nodes: "AddBackward0", "LogSoftmaxBackward0".
-  std::string name() const;
+  // As LibTorch names its nodes: "AddBackward0", "kiln::autograd::CppNode<MyFn>".
+  virtual std::string name() const = 0;
   const std::vector<Edge>& next() const { return next_; }
   const SourceLoc& loc() const { return loc_; }
   int numOutputs() const { return numOutputs_; }
-  // Gradients of the inputs given those of the outputs (undefined = zero). With
-  // `createGraph` the caller has grad mode on and the formula sees the saved outputs with
-  // their history (this node), so the gradients it records are differentiable again.
-  std::vector<Tensor> apply(const std::vector<Tensor>& gradOutputs, bool createGraph);
+  // Gradients of the inputs given those of the outputs (undefined = zero), one per edge.
+  // With `createGraph` the caller has grad mode on and the formula sees the saved outputs
+  // with their history (this node), so the gradients it records are differentiable
+  // again. `passLoc` is where the backward pass was asked for (backward(), grad()).
+  virtual std::vector<Tensor> apply(const std::vector<Tensor>& gradOutputs, bool createGraph,
+                                    const SourceLoc& passLoc) = 0;
   // Drops the saved tensors after a backward pass without retain_graph.
-  void release();
+  virtual void release() = 0;
+
+ protected:
+  // Edges to each of `inputs`: its grad_fn, the leaf itself, or none.
+  Node(const std::vector<Tensor>& inputs, int numOutputs, const SourceLoc& loc);
+
+  // The error for a second pass through a released node.
+  Error releasedError(std::string_view what) const;
+
+  std::vector<Edge> next_;
+  SourceLoc loc_;
+  int numOutputs_;
+};
+
+// One call of an op of the table. It keeps its inputs and its outputs' data (without
+// their history, so there is no reference cycle) for the gradient formula.
+class OpNode final : public Node {
+ public:
+  OpNode(const OpDef& op, std::vector<Tensor> inputs, std::vector<Tensor> outputs, Attrs attrs,
+         const SourceLoc& loc);
+
+  const OpDef& op() const { return *op_; }
+  std::string name() const override;
+  std::vector<Tensor> apply(const std::vector<Tensor>& gradOutputs, bool createGraph,
+                            const SourceLoc& passLoc) override;
+  void release() override;
 
  private:
   // Error if a saved tensor's storage was written in place since the node was made.
   void checkSavedVersions() const;
-  // The saved outputs as this node's outputs again: the same values, with this node as
-  // their grad_fn (floating-point ones; the others never had history).
-  std::vector<Tensor> outputsWithHistory();
 
   const OpDef* op_;
   std::vector<Tensor> inputs_;
   std::vector<Tensor> outputs_;
   std::vector<uint64_t> inputVersions_, outputVersions_;
-  std::vector<Edge> next_;
   Attrs attrs_;
-  SourceLoc loc_;
-  int numOutputs_;
   bool released_ = false;
 };
+
+namespace detail {
+// A new handle on `values` (a detached tensor) that is output `outputNr` of `node` again,
+// if floating-point (the others never had history): what a gradient formula run with
+// create_graph sees of a saved output.
+Tensor withHistory(const Tensor& values, const std::shared_ptr<Node>& node, int outputNr);
+// The storage versions of saved tensors, to detect in-place writes before backward.
+std::vector<uint64_t> versionsOf(const std::vector<Tensor>& saved);
+}  // namespace detail
 
 // torch::autograd::backward: accumulates the gradients of `tensors` (seeded with
 // `grad_tensors`, one per tensor; an undefined or missing one is ones for a one-element

@@ -280,7 +280,6 @@ TEST(AutogradTest, GraphStructure) {
   EXPECT_EQ(x.grad_fn(), nullptr);
   Tensor y = exp(x);
   ASSERT_NE(y.grad_fn(), nullptr);
-  EXPECT_EQ(y.grad_fn()->op().name, "exp");
   EXPECT_EQ(y.grad_fn()->name(), "ExpBackward0");  // as LibTorch names its nodes
   EXPECT_EQ(x.view({2, 1}).t().grad_fn()->name(), "PermuteBackward0");
   EXPECT_EQ(y.grad_fn()->next().size(), 1u);
@@ -406,7 +405,7 @@ TEST(AutogradTest, InPlaceOnANonLeafIsRecorded) {
   Tensor y = mul(x, 3.0);
   dispatchInPlace(ops::kAdd, y, {y, y}, {}, SourceLoc::current());  // y = 2 * 3x
   EXPECT_EQ(valuesAsDouble(y), (D{6, 12}));
-  EXPECT_EQ(y.grad_fn()->op().name, "add");
+  EXPECT_EQ(y.grad_fn()->name(), "AddBackward0");
   sum(y).backward();
   EXPECT_EQ(valuesAsDouble(x.grad()), (D{6, 6}));
 }
