@@ -160,6 +160,19 @@ class Tensor {
   Tensor& uniform_(double from = 0.0, double to = 1.0, const SourceLoc& loc = SourceLoc::current());
   Tensor& normal_(double mean = 0.0, double std = 1.0, const SourceLoc& loc = SourceLoc::current());
   Tensor& bernoulli_(double p = 0.5, const SourceLoc& loc = SourceLoc::current());
+  // LibTorch's other distributions, from the same generator, composed of those draws:
+  // exponential with rate lambd; geometric (trials up to the first success, 1, 2, ...);
+  // exp of N(mean, std²); Cauchy with its median and scale; integers uniform in
+  // [from, to), or [from, the dtype's largest integer] (2^digits for floats) without
+  // `to`, ranges of at most 2^53 integers. exponential_, log_normal_ and cauchy_ want a
+  // floating-point tensor; geometric_ and random_ fill any.
+  Tensor& exponential_(double lambd = 1.0, const SourceLoc& loc = SourceLoc::current());
+  Tensor& geometric_(double p, const SourceLoc& loc = SourceLoc::current());
+  Tensor& log_normal_(double mean = 1.0, double std = 2.0, const SourceLoc& loc = SourceLoc::current());
+  Tensor& cauchy_(double median = 0.0, double sigma = 1.0, const SourceLoc& loc = SourceLoc::current());
+  Tensor& random_(int64_t from, std::optional<int64_t> to, const SourceLoc& loc = SourceLoc::current());
+  Tensor& random_(int64_t to, const SourceLoc& loc = SourceLoc::current());
+  Tensor& random_(const SourceLoc& loc = SourceLoc::current());
   // x += y, x -= 2, ...: add_, sub_, mul_, div_, with their rules.
   Tensor& operator+=(Located other);
   Tensor& operator-=(Located other);
