@@ -7,20 +7,10 @@
 
 #include <iostream>
 
-namespace {
-int failures = 0;
+#include "test/compat/CompatCheck.h"
 
-void check(bool ok, const char* what) {
-  if (!ok) {
-    std::cerr << "FAIL: " << what << std::endl;
-    ++failures;
-  }
-}
-
-bool all_close(const torch::Tensor& a, const torch::Tensor& b, double tolerance = 1e-5) {
-  return a.sizes() == b.sizes() && (a - b).abs().max().item<double>() < tolerance;
-}
-}  // namespace
+using compat::all_close;
+using compat::check;
 
 int main() {
   torch::manual_seed(0);
@@ -85,5 +75,5 @@ int main() {
     check(all_close(model->bias.grad(), residual.sum(0)), "bias.grad() is the MSE loss's alone");
   }
 
-  return failures == 0 ? 0 : 1;
+  return compat::exit_code();
 }

@@ -6,20 +6,10 @@
 #include <cmath>
 #include <iostream>
 
-namespace {
-int failures = 0;
+#include "test/compat/CompatCheck.h"
 
-void check(bool ok, const char* what) {
-  if (!ok) {
-    std::cerr << "FAIL: " << what << std::endl;
-    ++failures;
-  }
-}
-
-bool all_close(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a - b).abs().max().item<double>() < 1e-5;
-}
-}  // namespace
+using compat::all_close;
+using compat::check;
 
 int main() {
   torch::manual_seed(0);
@@ -87,5 +77,5 @@ int main() {
   std::cout << x.eq(y).all().item<bool>() << std::endl;
   check(!y.requires_grad() && x.eq(y).all().item<bool>(), "detach keeps the values, not the history");
 
-  return failures == 0 ? 0 : 1;
+  return compat::exit_code();
 }

@@ -353,6 +353,10 @@ Tensor Tensor::t(const SourceLoc& loc) const {
   return dim() < 2 ? *this : transpose(0, 1, loc);
 }
 
+Tensor Tensor::expand_as(const Tensor& other, const SourceLoc& loc) const {
+  return expand(other.sizes(), loc);
+}
+
 // PyTorch's expand: new dims on the left, size-1 dims stretched, -1 keeps a dim.
 Tensor Tensor::expand(Shape shape, const SourceLoc& loc) const {
   const int64_t rank = int64_t(shape.size());

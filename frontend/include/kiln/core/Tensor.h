@@ -131,6 +131,7 @@ class Tensor {
   Tensor t(const SourceLoc& loc = SourceLoc::current()) const;
   Tensor permute(Shape dims, const SourceLoc& loc = SourceLoc::current()) const;
   Tensor expand(Shape shape, const SourceLoc& loc = SourceLoc::current()) const;
+  Tensor expand_as(const Tensor& other, const SourceLoc& loc = SourceLoc::current()) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length,
                 const SourceLoc& loc = SourceLoc::current()) const;
   Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1,
