@@ -42,6 +42,11 @@ Tensor& Tensor::requires_grad_(bool requiresGrad, const SourceLoc& loc) {
   return *this;
 }
 
+Tensor& Tensor::mutable_grad() const {
+  if (DispatchHook* hook = currentDispatchHook()) hook->onGradSlot(*this);
+  return impl_->grad;
+}
+
 Tensor Tensor::detach() const {
   auto impl = std::make_shared<TensorImpl>(*impl_);
   impl->requiresGrad = false;

@@ -59,6 +59,10 @@ void Recorder::addInput(const Tensor& input) {
   bind(input, arg);
 }
 
+void Recorder::onGradSlot(const Tensor& tensor) {
+  gradAtSlotAccess_.emplace(tensor.impl(), tensor.impl()->grad.implPtr());  // the first one
+}
+
 void Recorder::nameState(const TensorImpl* tensor, std::string name) {
   names_[tensor] = std::move(name);
 }
@@ -105,7 +109,8 @@ mlir::Value Recorder::stateArgument(const Tensor& tensor, const SourceLoc& loc) 
         builder_.getNamedAttr(KilnDialect::getStateAttrName(), builder_.getStringAttr(name))));
   }
   state_.push_back(tensor);
-  gradAtStart_.push_back(tensor.impl()->grad.implPtr());
+  auto early = gradAtSlotAccess_.find(tensor.impl());
+  gradAtStart_.push_back(early != gradAtSlotAccess_.end() ? early->second : tensor.impl()->grad.implPtr());
   stateNames_.push_back(std::move(name));
   stateValues_.push_back(value);
   bind(tensor, value);

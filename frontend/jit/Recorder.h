@@ -84,6 +84,7 @@ class Recorder final : public DispatchHook {
   void onValueRead(const Tensor& tensor, std::string_view what, const SourceLoc& loc) override;
   void onAlias(const Tensor& source, const Tensor& alias) override;
   void onGradCleared(const Tensor& leaf) override { gradCleared_.insert(leaf.impl()); }
+  void onGradSlot(const Tensor& tensor) override;
 
   // Runs an exclude_from_trace body on `inputs` with the hook off and records it as a
   // kiln.callback whose results are its outputs. NeedsValues in a symbolic recording.
@@ -128,6 +129,9 @@ class Recorder final : public DispatchHook {
   std::vector<mlir::Value> stateValues_;  // the argument (or constant) each state starts as
   std::vector<std::shared_ptr<TensorImpl>> gradAtStart_;  // each state's .grad when first read
   std::set<const TensorImpl*> gradCleared_;  // leaves whose .grad the function cleared
+  // The .grad of tensors whose slot the function took before reading them: what their
+  // gradAtStart_ is once they become state (by then the function may have replaced it).
+  std::unordered_map<const TensorImpl*, std::shared_ptr<TensorImpl>> gradAtSlotAccess_;
   // Results of ops (not in-place writes), by creation order.
   std::unordered_map<const TensorImpl*, std::pair<size_t, std::weak_ptr<TensorImpl>>> created_;
   void noteCreated(const Tensor& tensor);

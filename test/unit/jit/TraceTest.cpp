@@ -450,6 +450,33 @@ TEST(TraceTest, GradientsAccumulateAcrossTracedCalls) {
             1e-5f);
 }
 
+// mutable_grad() inside a traced function: clearing the slot and writing the gradient in
+// place are recorded with the rest, so every call leaves the .grad eager code leaves. The
+// trace keys on the .grad the slot held when the call began (once none, then one), not
+// on what the function left there; it used to see the cleared slot at its first read
+// of w and retrace on every call.
+TEST(TraceTest, MutableGradInsideATracedFunction) {
+  manual_seed(0);
+  Tensor w = randn({3, 4}).requires_grad_();
+  Tensor we = w.detach().clone().requires_grad_();
+  auto body = [](Tensor& weight, const Tensor& in) {
+    weight.mutable_grad() = Tensor();
+    Tensor loss = sum(matmul(in, weight));
+    loss.backward();
+    weight.mutable_grad().mul_(0.5);
+    return loss;
+  };
+  auto step = jit::trace([&](Tensor in) { return body(w, in); });
+  for (int i = 0; i < 4; ++i) {
+    Tensor x = randn({2, 3});
+    step(x);
+    body(we, x);
+    ASSERT_TRUE(w.grad().defined()) << i;
+    EXPECT_LT(amax(abs(sub(w.grad(), we.grad()))).item<float>(), 1e-5f) << i;
+  }
+  EXPECT_EQ(step.num_traces(), 2u);
+}
+
 // CompileOptions reach the compiler: without fusion the elementwise chain is one eager
 // host op per op instead of one fused kernel, with the same result; a bound below 2 on a
 // fused kernel's inputs is an error naming the option.

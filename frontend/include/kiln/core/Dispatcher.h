@@ -40,6 +40,10 @@ class DispatchHook {
   // `leaf` has no .grad from here on (zero_grad(set_to_none), or it had none): what
   // follows does not depend on an earlier gradient of it.
   virtual void onGradCleared(const Tensor& leaf) {}
+  // The function takes `tensor`'s .grad slot (mutable_grad()) and may replace it: a trace
+  // keys on the .grad the slot holds now, the one the call started with unless the
+  // function replaced it before.
+  virtual void onGradSlot(const Tensor& tensor) {}
 };
 
 // Installs `hook` for the current thread; restores the previous one on destruction.

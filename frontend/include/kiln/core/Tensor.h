@@ -285,7 +285,8 @@ class Tensor {
   // The .grad slot itself, as LibTorch's: `p.mutable_grad() = zeros_like(p)` sets it,
   // `p.mutable_grad() = Tensor()` clears it, `p.mutable_grad().zero_()` zeroes it in
   // place. Nothing checks what is assigned (LibTorch does not either); backward() adds
-  // to a defined .grad of the leaf's shape.
+  // to a defined .grad of the leaf's shape. Inside jit::trace it works as zero_grad() and
+  // backward() do: the trace keys on whether the slot held a .grad when the call began.
   Tensor& mutable_grad() const;
   const std::shared_ptr<autograd::Node>& grad_fn() const;
   // The same data with no autograd history.
@@ -336,7 +337,6 @@ inline bool Tensor::requires_grad() const { return impl_->requiresGrad; }
 inline bool Tensor::is_leaf() const { return impl_->gradFn == nullptr; }
 inline Tensor Tensor::grad() const { return impl_->grad; }
 inline void Tensor::set_grad(const Tensor& grad) { impl_->grad = grad; }
-inline Tensor& Tensor::mutable_grad() const { return impl_->grad; }
 inline const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const { return impl_->gradFn; }
 
 // Prints like PyTorch: `tensor([[1., 2.],\n        [3., 4.]])`, with `dtype=` for
