@@ -236,43 +236,101 @@ TEST(KilnFuzzGenerator, ProgramsAreWellConditionedAndEagerRunsThem) {
   }
 }
 
-// Batch programs: every input's dim 0 is the batch, which the sizes recorded as following
-// it track through the ops, and eager runs them at every size the dynamic configs call.
-TEST(KilnFuzzGenerator, BatchProgramsKeepTheBatchAsEveryInputsDim0) {
-  GenOptions options{.maxOps = 12, .batch = true};
-  int followed = 0;
+// What batchPrograms() saw of the programs it generated.
+struct BatchStats {
+  int followed = 0;      // programs with an output that follows B or S
+  int batchNotFirst = 0;  // inputs whose B is not dim 0
+  int withSeq = 0;        // programs with a second size S
+  int sOnly = 0;          // inputs that hold S and not B
+};
+
+// Batch programs of `options` (seeds 0..39): each input holds B or S at most once each and
+// nothing else dynamic, state is fixed, the sizes recorded as following B or S track them
+// through the ops, and eager runs each program at every size the dynamic configs call.
+BatchStats batchPrograms(GenOptions options) {
+  BatchStats stats;
   for (uint64_t seed = 0; seed < 40; ++seed) {
     const Program p = generate(seed, options);
     const std::string text = printCase(p, "seed_" + std::to_string(seed), "");
-    ASSERT_GE(p.batch, 3) << text;
-    ASSERT_TRUE(wellConditioned(p)) << text;
-    std::vector<Leaf> inputs = inputLeaves(p);
-    ASSERT_FALSE(inputs.empty()) << text;
-    for (const Leaf& leaf : inputs) EXPECT_EQ(leaf.shape.at(0), p.batch) << text;
+    EXPECT_GE(p.batch, 3) << text;
+    EXPECT_TRUE(wellConditioned(p)) << text;
+    EXPECT_GE(sizeSource(p, 1).first, 0) << text;  // an input holds B
+    if (p.seq > 0) ++stats.withSeq;
+    EXPECT_FALSE(inputLeaves(p).empty()) << text;
     for (const Node& n : p.nodes) {
-      ASSERT_EQ(n.batch.size(), n.shape.size()) << text;
+      EXPECT_EQ(n.batch.size(), n.shape.size()) << text;
+      if (n.batch.size() != n.shape.size()) return stats;
       const int64_t fixed = std::count(n.batch.begin(), n.batch.end(), 0);
       if (n.op == Op::Input) {
-        EXPECT_EQ(n.batch[0], 1) << text;
-        EXPECT_EQ(fixed, int64_t(n.shape.size()) - 1) << text;
+        EXPECT_TRUE(isInputBatch(n.batch)) << text;
+        if (options.dims == GenOptions::Dims::First) {
+          EXPECT_EQ(n.batch[0], 1) << text;
+          EXPECT_EQ(fixed, int64_t(n.shape.size()) - 1) << text;
+        }
+        stats.batchNotFirst += std::find(n.batch.begin(), n.batch.end(), 1) - n.batch.begin() > 0;
+        stats.sOnly += std::count(n.batch.begin(), n.batch.end(), 1) == 0;
       }
       if (n.op == Op::State) {
         EXPECT_EQ(fixed, int64_t(n.shape.size())) << text;
       }
       for (size_t d = 0; d < n.shape.size(); ++d) {
-        if (n.batch[d] > 0) {
-          EXPECT_EQ(n.shape[d], n.batch[d] * p.batch) << text;
+        if (followsS(n.batch[d])) {
+          EXPECT_GT(p.seq, 0) << text;
+        }
+        if (follows(n.batch[d])) {
+          EXPECT_EQ(n.shape[d], sizeAt(n.batch[d], p.batch, p.seq)) << text;
         }
       }
     }
-    followed += std::any_of(p.outputs.begin(), p.outputs.end(), [&](int o) {
+    stats.followed += std::any_of(p.outputs.begin(), p.outputs.end(), [&](int o) {
       const Shape& b = p.nodes[size_t(o)].batch;
-      return std::any_of(b.begin(), b.end(), [](int64_t f) { return f > 0; });
+      return std::any_of(b.begin(), b.end(), follows);
     });
-    std::vector<Problem> problems = check(p, {.configs = {}});  // eager at every batch size
+    std::vector<Problem> problems = check(p, {.configs = {}});  // eager at every call's sizes
     EXPECT_THAT(problems, IsEmpty()) << problems[0].message << "\n" << text;
   }
-  EXPECT_GE(followed, 20);  // most outputs still carry the batch
+  return stats;
+}
+
+TEST(KilnFuzzGenerator, BatchProgramsKeepTheBatchAsEveryInputsDim0) {
+  const BatchStats stats = batchPrograms({.maxOps = 12, .batch = true});
+  EXPECT_GE(stats.followed, 20);  // most outputs still carry the batch
+  EXPECT_EQ(stats.batchNotFirst, 0);
+  EXPECT_EQ(stats.withSeq, 0);
+}
+
+TEST(KilnFuzzGenerator, BatchProgramsWithAnyDynamicDimPutTheBatchElsewhere) {
+  const BatchStats stats = batchPrograms({.maxOps = 12, .batch = true, .dims = GenOptions::Dims::Any});
+  EXPECT_GE(stats.followed, 20);
+  EXPECT_GE(stats.batchNotFirst, 20);
+  EXPECT_EQ(stats.withSeq, 0);
+}
+
+TEST(KilnFuzzGenerator, BatchProgramsWithTwoDynamicSizesHoldBothInTheirInputs) {
+  const BatchStats stats = batchPrograms({.maxOps = 12, .batch = true, .dims = GenOptions::Dims::Two});
+  EXPECT_GE(stats.followed, 20);
+  EXPECT_GE(stats.withSeq, 20);
+  EXPECT_GE(stats.sOnly, 1);
+}
+
+// The Any and Two options draw ops the dim-0 batch programs do not have: a matmul that
+// contracts over the batch, a cat along it and a slice of it, each valid at every size.
+TEST(KilnFuzzGenerator, AnyDynamicDimContractsConcatenatesAndSlicesAlongTheBatch) {
+  bool contracted = false, concatenated = false, sliced = false;
+  for (uint64_t seed = 0; seed < 300 && !(contracted && concatenated && sliced); ++seed) {
+    const Program p = generate(seed, {.maxOps = 8, .batch = true, .dims = GenOptions::Dims::Any});
+    for (const Node& n : p.nodes) {
+      const Node& a = p.nodes[size_t(n.args.empty() ? 0 : n.args[0])];
+      if (n.args.empty() || a.batch.empty()) continue;
+      const size_t d = n.ints.empty() ? 0 : size_t(n.ints[0] < 0 ? n.ints[0] + int64_t(a.shape.size()) : n.ints[0]);
+      contracted |= n.op == Op::Matmul && follows(a.batch.back());
+      concatenated |= n.op == Op::Cat && follows(a.batch[d]);
+      sliced |= n.op == Op::Slice && follows(a.batch[d]);
+    }
+  }
+  EXPECT_TRUE(contracted);
+  EXPECT_TRUE(concatenated);
+  EXPECT_TRUE(sliced);
 }
 
 // x [B, 6] reshaped to [3B, 2] and summed over dim 1: the sizes that follow the batch
@@ -298,7 +356,43 @@ TEST(KilnFuzzProgram, ABatchProgramScalesItsSizesWithTheBatch) {
   const std::string text = printCase(batchReshapeProgram(), "b", "");
   EXPECT_THAT(text, HasSubstr("const int64_t B = x[0].size(0);"));
   EXPECT_THAT(text, HasSubstr("Tensor v1 = x[0].reshape({B * 3, 2});"));
-  EXPECT_EQ(dynamicBatches(p), std::vector<int64_t>({13, 26, 2, 2, 9, 9, 13, 13, 61, 61, 26, 13}));
+  EXPECT_EQ(dynamicBatches(p), std::vector<CallSizes>({{13}, {26}, {2}, {2}, {9}, {9}, {13}, {13}, {61}, {61}, {26}, {13}}));
+}
+
+// x [B, S] (B = 3, S = 5) transposed and reshaped to [S, B] by sizes read from x, and
+// summed over S.
+Program twoSizesProgram() {
+  Program p;
+  p.batch = 3;
+  p.seq = 5;
+  p.nodes = {leaf(Op::Input, 0, {3, 5}), apply(Op::Transpose, {0}, {5, 3}, {0, 1}),
+             apply(Op::Reshape, {1}, {5, 3}, {5, 3}), apply(Op::Sum, {2}, {3}, {0})};
+  p.nodes[0].batch = {1, -1};
+  p.nodes[1].batch = p.nodes[2].batch = {-1, 1};
+  p.nodes[3].batch = {1};
+  p.outputs = {2, 3};
+  return p;
+}
+
+TEST(KilnFuzzProgram, ABatchProgramScalesEachSizeWithItsOwnDynamicSize) {
+  const Program p = atBatch(twoSizesProgram(), 7, 2);
+  EXPECT_EQ(p.batch, 7);
+  EXPECT_EQ(p.seq, 2);
+  EXPECT_EQ(p.nodes[0].shape, Shape({7, 2}));
+  EXPECT_EQ(p.nodes[2].ints, Shape({2, 7}));
+  EXPECT_EQ(p.nodes[3].shape, Shape({7}));
+  const std::string text = printCase(twoSizesProgram(), "b", "");
+  EXPECT_THAT(text, HasSubstr("const int64_t B = x[0].size(0);"));
+  EXPECT_THAT(text, HasSubstr("const int64_t S = x[0].size(1);"));
+  EXPECT_THAT(text, HasSubstr("Tensor v2 = v1.reshape({S, B});"));
+  EXPECT_EQ(dynamicBatches(twoSizesProgram()), std::vector<CallSizes>({{3, 5}, {6, 15}, {2, 5}, {2, 5}, {3, 9}, {3, 9},
+                                                                      {13, 2}, {13, 2}, {61, 61}, {61, 61}, {6, 15}, {3, 5}}));
+  EXPECT_EQ(sizeSource(twoSizesProgram(), -1), std::make_pair(0, int64_t(1)));
+  EXPECT_TRUE(isInputBatch({1, -1}));
+  EXPECT_TRUE(isInputBatch({0, -1, 0}));
+  EXPECT_FALSE(isInputBatch({1, 1}));  // B twice
+  EXPECT_FALSE(isInputBatch({2, 0}));  // 2B
+  EXPECT_FALSE(isInputBatch({0, 0}));  // fixed: state
 }
 
 // The dynamic configs trace at the program's batch and twice it, where the recordings
@@ -308,6 +402,16 @@ TEST(KilnFuzzRunner, ABatchProgramMergesAndMatchesEagerAtEveryBatchSize) {
   DynamicCounts counts;
   RunOptions options{.configs = {{"INTERP", false, true}, {"INTERP", true, true}, {"INTERP", false, false}}};
   EXPECT_THAT(check(batchReshapeProgram(), options, &counts), IsEmpty());
+  EXPECT_EQ(counts.merged, 2);
+  EXPECT_EQ(counts.stayedStatic, 0);
+}
+
+// Two dynamic sizes: the recordings at (3, 5) and (6, 15) merge, and the one dynamic
+// program serves B and S changed alone and together.
+TEST(KilnFuzzRunner, AProgramOfTwoDynamicSizesMergesAndMatchesEagerAtEverySize) {
+  DynamicCounts counts;
+  RunOptions options{.configs = {{"INTERP", false, true}, {"INTERP", true, true}}};
+  EXPECT_THAT(check(twoSizesProgram(), options, &counts), IsEmpty());
   EXPECT_EQ(counts.merged, 2);
   EXPECT_EQ(counts.stayedStatic, 0);
 }
@@ -348,9 +452,9 @@ TEST(KilnFuzzMinimize, CompactKeepsABatchNormWhoseStatisticsAreRead) {
   EXPECT_EQ(compact(p).nodes.size(), 2u);
 }
 
-// Cutting a batch program's value: one of fixed shape becomes state, one whose batch is
-// its dim 0 an input, one that holds the batch elsewhere is kept.
-TEST(KilnFuzzMinimize, ABatchProgramIsCutIntoInputsWithTheBatchFirst) {
+// Cutting a batch program's value: one of fixed shape becomes state, one that holds the
+// batch once an input wherever the batch is (the transpose's dim 1 here).
+TEST(KilnFuzzMinimize, ABatchProgramIsCutIntoInputsThatHoldTheBatch) {
   Program p = batchReshapeProgram();
   p.nodes.push_back(apply(Op::Transpose, {0}, {6, 4}, {0, 1}));
   p.nodes[4].batch = {0, 1};
@@ -373,9 +477,12 @@ TEST(KilnFuzzMinimize, ABatchProgramIsCutIntoInputsWithTheBatchFirst) {
   };
   const Program small = minimize(p, fails, 200);
   EXPECT_EQ(small.batch, 4);
-  EXPECT_EQ(leafOps(small), "is") << printCase(small, "m", "");  // x, and the sum as state; the transpose stays
+  // The transpose as an input [6, B], and the sum as state.
+  ASSERT_EQ(leafOps(small), "is") << printCase(small, "m", "");
+  EXPECT_EQ(small.nodes[0].shape, Shape({6, 4}));
+  EXPECT_EQ(small.nodes[0].batch, Shape({0, 1}));
   for (const Node& n : small.nodes) EXPECT_NE(n.op, Op::Sum);
-  EXPECT_EQ(std::count_if(small.nodes.begin(), small.nodes.end(), [](const Node& n) { return n.op == Op::Transpose; }), 1);
+  for (const Node& n : small.nodes) EXPECT_NE(n.op, Op::Transpose);
 }
 
 TEST(KilnFuzzMinimize, CompactRenumbersLeaves) {

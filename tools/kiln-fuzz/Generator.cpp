@@ -73,6 +73,10 @@ class Gen {
     dtype_ = rng_.chance(70) ? kFloat32 : kFloat64;
     p_.backward = options.backward && rng_.chance(70);
     if (options.batch) p_.batch = rng_.between(3, 6);
+    if (options.batch && anyDims()) {
+      where_ = Where(rng_.chance(20) ? 0 : rng_.between(1, 3));
+      if (options.dims == GenOptions::Dims::Two) p_.seq = rng_.between(3, 6);
+    }
   }
 
   Program run() {
@@ -86,12 +90,17 @@ class Gen {
     if (gradParams(p_).empty()) p_.backward = false;
     if (!batched())
       for (Node& n : p_.nodes) n.batch.clear();
+    if (std::none_of(p_.nodes.begin(), p_.nodes.end(), [](const Node& n) {
+          return std::any_of(n.batch.begin(), n.batch.end(), followsS);
+        }))
+      p_.seq = 0;  // no input drew S
     return p_;
   }
 
  private:
   // ---- values and leaves ----------------------------------------------------------------
   bool batched() const { return p_.batch > 0; }
+  bool anyDims() const { return options_.dims != GenOptions::Dims::First; }
 
   // Facts are inferred at the largest batch size, where reductions over the batch are
   // longest, so the guards they place hold at every size.
@@ -105,13 +114,13 @@ class Gen {
     return int(p_.nodes.size()) - 1;
   }
 
-  static bool follows(const Shape& batch) {
-    return std::any_of(batch.begin(), batch.end(), [](int64_t f) { return f > 0; });
-  }
-  bool follows(int v, int64_t d) const { return node(v).batch[size_t(d)] > 0; }
+  static bool follows(const Shape& batch) { return std::any_of(batch.begin(), batch.end(), fuzz::follows); }
+  bool follows(int v, int64_t d) const { return fuzz::follows(node(v).batch[size_t(d)]); }
 
   // In a batch program a leaf whose dim 0 is the batch (and no other dim follows it) is
-  // an input, one of fixed shape is state, and any other leaf cannot be made.
+  // an input (with GenOptions::dims Any or Two, one whose dims are B, S or fixed, each
+  // size at most once: isInputBatch), one of fixed shape is state, and any other leaf
+  // cannot be made.
   int leaf(Shape shape, DType dtype, Fill fill, bool state, bool param = false, int64_t high = 0,
            Shape batch = {}) {
     state = state || size_t(inputs_) >= kMaxInputs;
@@ -120,7 +129,7 @@ class Gen {
     if (batched() && follows(batch)) {
       Shape input(shape.size(), 0);
       input[0] = 1;
-      if (state || batch != input) invalid_ = true;
+      if (state || (anyDims() ? !isInputBatch(batch) : batch != input)) invalid_ = true;
     }
     Node n;
     n.op = state ? Op::State : Op::Input;
@@ -143,15 +152,44 @@ class Gen {
                 std::move(batch));
   }
 
-  // A new floating input of rank `rank`; in a batch program its dim 0 is the batch.
+  // A new floating input of rank `rank`; in a batch program its dim 0 is the batch, or
+  // (GenOptions::dims) the dims inputBatch() draws.
   int newInput(int64_t rank) {
     Shape s = randomShape(rank);
     if (!batched()) return floatLeaf(s);
     Shape batch(s.size(), 0);
-    s[0] = p_.batch;
     batch[0] = 1;
-    for (size_t d = 1; d < s.size() && numel(s) > kMaxNumel; ++d) s[d] = std::min<int64_t>(s[d], 4);
+    if (anyDims()) batch = inputBatch(rank);
+    for (size_t d = 0; d < s.size(); ++d)
+      if (batch[d] != 0) s[d] = sizeAt(batch[d], p_.batch, p_.seq);
+    // Fixed dims shrink until the input fits at every size (B and S at their largest).
+    for (int64_t limit : {int64_t(4), int64_t(1)})
+      for (size_t d = 0; d < s.size() && (numel(s) > kMaxNumel || largestNumel(s, batch) > kMaxNumelAtLargestBatch); ++d)
+        if (batch[d] == 0) s[d] = std::min(s[d], limit);
     return floatLeaf(s, std::nullopt, batch);
+  }
+
+  static int64_t largestNumel(const Shape& s, const Shape& batch) {
+    int64_t n = 1;
+    for (size_t d = 0; d < s.size(); ++d) n *= batch[d] == 0 ? s[d] : sizeAt(batch[d], kLargestBatch, kLargestBatch);
+    return n;
+  }
+
+  // Where B sits in an input of rank `r` (the program's Where), and with
+  // GenOptions::dims Two where S does: in another dim of the first input often (which
+  // always holds B), and in later inputs beside B or alone at B's place.
+  Shape inputBatch(int64_t r) {
+    Shape batch(size_t(r), 0);
+    const int64_t b = where_ == kDim0 ? 0 : where_ == kDim1 ? std::min<int64_t>(1, r - 1)
+                      : where_ == kLast ? r - 1 : std::min(r / 2, r - 1);
+    if (p_.seq == 0) {
+      batch[size_t(b)] = 1;
+      return batch;
+    }
+    const int64_t how = inputs_ == 0 ? (r >= 2 && rng_.chance(70) ? 1 : 0) : rng_.below(3);  // B, B and S, S
+    batch[size_t(b)] = how == 2 ? -1 : 1;
+    if (how == 1 && r >= 2) batch[size_t((b + 1 + rng_.below(r - 1)) % r)] = -1;
+    return batch;
   }
 
   Shape randomShape(int64_t rank) {
@@ -434,21 +472,27 @@ class Gen {
     if (rank(a) == 0) return -1;
     const Shape as = shape(a), af = node(a).batch;
     const int64_t k = as.back(), m = rng_.pick(kDims), how = rng_.below(4);
-    if (follows(a, rank(a) - 1)) return -1;  // a contraction over the batch
+    // A contraction over a dynamic size: the other operand, an input, holds it too.
+    const int64_t kf = af.back();
+    if (fuzz::follows(kf) && !anyDims()) return -1;
     Shape bs, out(as.begin(), as.end() - 1), bf, outBatch(af.begin(), af.end() - 1);
     if (how == 0) {
       bs = {k};  // matrix-vector, or a dot product
+      bf = {kf};
     } else if (how == 1 && rank(a) >= 3) {
       bs.assign(as.begin(), as.end() - 2);  // batched
       bf.assign(af.begin(), af.end() - 2);
       bs.insert(bs.end(), {k, m});
+      bf.insert(bf.end(), {kf, 0});
       out.push_back(m);
     } else if (how == 2 && rank(a) == 1) {
       bs = {rng_.between(2, 3), k, m};  // vector times a batch of matrices
+      bf = {0, kf, 0};
       out = {bs[0], m};
       outBatch = {0};
     } else {
       bs = {k, m};
+      bf = {kf, 0};
       out.push_back(m);
     }
     if (numel(out) > kMaxNumel) return -1;
@@ -584,11 +628,21 @@ class Gen {
     const int64_t r = rank(a);
     if (r == 0) return -1;
     const int64_t d = rng_.below(r), size = shape(a)[size_t(d)];
-    const int64_t start = rng_.below(size), end = rng_.between(start + 1, size), step = rng_.between(1, 3);
-    if (follows(a, d)) return -1;  // its bounds would follow the batch
+    int64_t start = rng_.below(size), end = rng_.between(start + 1, size), step = rng_.between(1, 3);
+    const bool dynamic = follows(a, d);
+    // Bounds that follow a dynamic size are not generated; bounds within the smallest
+    // size called (2 times the factor) are the same slice at every size. Not all of that
+    // size: there the slice is the whole dim, which eager (so a recording) skips.
+    if (dynamic && !anyDims()) return -1;
+    if (dynamic) {
+      const int64_t smallest = 2 * std::abs(node(a).batch[size_t(d)]);
+      start = rng_.below(smallest), end = rng_.between(start + 1, smallest);
+      if (start == 0 && end == smallest) --end;
+    }
     Node n = unary(Op::Slice, a);
-    n.ints = {rng_.chance(30) ? d - r : d, rng_.chance(30) ? start - size : start, end, step};
+    n.ints = {rng_.chance(30) ? d - r : d, !dynamic && rng_.chance(30) ? start - size : start, end, step};
     n.shape[size_t(d)] = (end - start + step - 1) / step;
+    n.batch[size_t(d)] = 0;
     return push(std::move(n));
   }
 
@@ -603,13 +657,17 @@ class Gen {
     const int64_t r = rank(a);
     if (r == 0) return -1;
     const int64_t d = rng_.below(r);
-    if (follows(a, d)) return -1;  // fixed pieces and the batch: a size no factor says
+    // Fixed pieces and a dynamic size: a size no factor says. Along a dynamic dim the
+    // pieces follow it as `a` does (inputs), and so the sum of their factors.
+    const bool dynamic = follows(a, d);
+    if (dynamic && !anyDims()) return -1;
     Node n = unary(Op::Cat, a);
     n.ints = {rng_.chance(30) ? d - r : d};
     for (int64_t k = rng_.between(1, 2); k > 0; --k) {
       Shape s = shape(a);
-      s[size_t(d)] = rng_.between(1, 5);
+      s[size_t(d)] = dynamic ? shape(a)[size_t(d)] : rng_.between(1, 5);
       n.shape[size_t(d)] += s[size_t(d)];
+      n.batch[size_t(d)] += node(a).batch[size_t(d)];
       n.args.push_back(floatLeaf(s, n.dtype, node(a).batch));
     }
     if (numel(n.shape) > kMaxNumel) return -1;
@@ -627,7 +685,8 @@ class Gen {
     if (follows(a, d)) return -1;  // indices below the batch size
     for (int64_t k = 0; k < r && batched(); ++k) {  // all of a batch dim (an input's), or 1 or 2 of it
       if (!follows(a, k)) continue;
-      if (k == 0 && node(a).batch[0] == 1 && rng_.chance(50)) is[0] = shape(a)[0], ib[0] = 1;
+      const int64_t f = node(a).batch[size_t(k)];
+      if ((anyDims() ? f == 1 || f == -1 : k == 0 && f == 1) && rng_.chance(50)) is[size_t(k)] = shape(a)[size_t(k)], ib[size_t(k)] = f;
       else is[size_t(k)] = rng_.between(1, 2);
     }
     Node n = unary(Op::Gather, a);
@@ -695,8 +754,12 @@ class Gen {
       if (rng_.chance(70)) p_.outputs.push_back(sinks[k]);
   }
 
+  // Where B sits in the inputs of a program generated with GenOptions::dims Any or Two.
+  enum Where : int64_t { kDim0, kDim1, kLast, kMiddle };
+
   Rng rng_;
   GenOptions options_;
+  Where where_ = kDim0;
   Program p_;
   Program largest_;  // p_ at kLargestBatch (p_ itself when it is not a batch program)
   bool invalid_ = false;  // the op being made needs what a batch program cannot hold

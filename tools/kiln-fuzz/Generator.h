@@ -14,9 +14,17 @@ struct GenOptions {
   bool backward = true;   // may end in loss.backward() with parameter gradients as outputs
   // A batch program (Program::batch): every input's dim 0 is one batch size, which the
   // ops keep, move, merge with fixed dims or reduce over, but never slice, contract,
-  // concatenate along or normalize over; leaves of fixed shape are state. Values are kept
+  // concatenate along or normalize over (unless `dims` says otherwise); leaves of fixed
+  // shape are state. Values are kept
   // well-conditioned at every batch size up to kLargestBatch.
   bool batch = false;
+  // Which dims of a batch program's inputs are dynamic. First: dim 0, B. Any: one dim per
+  // input, B, at a position drawn per program (dim 0, dim 1, the last or a middle dim);
+  // the ops may then also contract over it (matmul), concatenate inputs along it and
+  // slice a fixed prefix of it. Two: as Any, and a second size S independent of B at
+  // another dim of some inputs (a batch and a sequence length).
+  enum class Dims : uint8_t { First, Any, Two };
+  Dims dims = Dims::First;
 };
 
 // The same seed and options give the same program.

@@ -2,12 +2,15 @@
 // backend and mode, each in a forked child; failures are minimized and printed as C++.
 //
 //   kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE]
-//             [--modes=value,symbolic,dynamic,dynamic-symbolic] [--max-ops=K] [--no-backward]
-//             [--print-programs] [--jobs=J] [--minimize-budget=B] [--timeout=SECONDS] [--no-fork]
+//             [--modes=value,symbolic,dynamic,dynamic-symbolic] [--dynamic-dims=0|any|two]
+//             [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J] [--minimize-budget=B]
+//             [--timeout=SECONDS] [--no-fork]
 //
 // The dynamic modes generate batch programs (every input's dim 0 one batch size) and trace
 // each at two batch sizes, so that its recordings merge into a dynamic program, then call
-// it at more sizes; with them every mode runs the batch programs.
+// it at more sizes; with them every mode runs the batch programs. --dynamic-dims=any puts
+// the batch at another dim per program (dim 1, the last, a middle one), and two adds a
+// second dynamic size (a sequence length) that changes with the batch or alone.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -53,10 +56,17 @@ std::vector<std::string> split(const std::string& list) {
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "kiln-fuzz: " << problem
             << "\nusage: kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE]"
-               " [--modes=value,symbolic,dynamic,dynamic-symbolic]"
+               " [--modes=value,symbolic,dynamic,dynamic-symbolic] [--dynamic-dims=0|any|two]"
                " [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J] [--minimize-budget=B]"
                " [--timeout=SECONDS] [--no-fork]\n";
   std::exit(2);
+}
+
+GenOptions::Dims dynamicDims(const std::string& value) {
+  if (value == "0") return GenOptions::Dims::First;
+  if (value == "any") return GenOptions::Dims::Any;
+  if (value == "two") return GenOptions::Dims::Two;
+  usage("unknown --dynamic-dims " + value + " (0, any or two)");
 }
 
 Options parse(int argc, char** argv) {
@@ -70,6 +80,7 @@ Options parse(int argc, char** argv) {
       else if (name == "--programs") o.programs = std::stoll(value);
       else if (name == "--backends") o.backends = split(value);
       else if (name == "--modes") o.modes = split(value);
+      else if (name == "--dynamic-dims") o.gen.dims = dynamicDims(value);
       else if (name == "--max-ops") o.gen.maxOps = std::stoi(value);
       else if (name == "--no-backward") o.gen.backward = false;
       else if (name == "--print-programs") o.printPrograms = true;
@@ -142,6 +153,21 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+std::string dimsName(GenOptions::Dims dims) {
+  return dims == GenOptions::Dims::First ? "0" : dims == GenOptions::Dims::Any ? "any" : "two";
+}
+
+// Which inputs' dims are B and S: "x[0] dim 1 B, x[1] dim 0 S".
+std::string dynamicDimsText(const Program& p) {
+  std::string out;
+  for (const Node& n : p.nodes)
+    for (size_t d = 0; n.op == Op::Input && d < n.batch.size(); ++d)
+      if (follows(n.batch[d]))
+        out += (out.empty() ? "x[" : ", x[") + std::to_string(n.slot) + "] dim " + std::to_string(d) +
+               (followsB(n.batch[d]) ? " B" : " S");
+  return out;
+}
+
 std::string describe(const Problem& p) { return p.kind + " under " + p.config + ": " + p.message; }
 
 // ---- one program ----------------------------------------------------------------------
@@ -211,12 +237,17 @@ void report(const Result& r, const Options& o, const RunOptions& runAll) {
   std::ostringstream comment;
   comment << "// kiln-fuzz --seed=" << r.seed << " --programs=1"
           << (o.gen.backward ? "" : " --no-backward") << " --max-ops=" << o.gen.maxOps
-          << (o.gen.batch ? " --modes=" + join(o.modes) + " --backends=" + join(o.backends) : "") << "\n"
+          << (o.gen.batch ? " --modes=" + join(o.modes) + " --backends=" + join(o.backends) : "")
+          << (o.gen.batch && o.gen.dims != GenOptions::Dims::First ? " --dynamic-dims=" + dimsName(o.gen.dims) : "")
+          << "\n"
           << "// minimized from " << countOps(r.program) << " to " << countOps(small) << " ops (" << tries
           << " tries): " << last << "\n";
   if (small.batch > 0) {
-    comment << "// A batch program, printed at batch " << small.batch << " (every input's dim 0); dynamic configs trace it at";
-    for (int64_t b : dynamicBatches(small)) comment << " " << b;
+    comment << "// A batch program, printed at B = " << small.batch;
+    if (small.seq > 0) comment << " and S = " << small.seq;
+    comment << " (the inputs' dims that follow them: " << dynamicDimsText(small) << "); dynamic configs call it at";
+    for (CallSizes c : dynamicBatches(small))
+      comment << " " << (small.seq > 0 ? "(" + std::to_string(c.batch) + ", " + std::to_string(c.seq) + ")" : std::to_string(c.batch));
     comment << ", in that order.\n";
   }
   comment << "// Paste into regressions() in test/e2e/OpCases.cpp"
@@ -237,7 +268,10 @@ int run(const Options& o) {
       Result r;
       r.seed = o.seed + uint64_t(next++);
       r.program = generate(r.seed, o.gen);
-      if (o.printPrograms) std::cout << printCase(r.program, "fuzz_" + std::to_string(r.seed), "// seed " + std::to_string(r.seed) + "\n");
+      if (o.printPrograms)
+        std::cout << printCase(r.program, "fuzz_" + std::to_string(r.seed),
+                               "// seed " + std::to_string(r.seed) +
+                                   (r.program.batch > 0 ? ": " + dynamicDimsText(r.program) : "") + "\n");
       if (!o.fork) {
         std::vector<Problem> problems = check(r.program, all, &counts);
         r.outcome = {problems.empty() ? ChildOutcome::Passed : ChildOutcome::Failed, encode(problems, {})};

@@ -22,17 +22,15 @@ Program replaceUses(Program p, int from, int to) {
 }
 
 // Node `n` becomes a new input of the same shape and dtype, filled by `fill`. In a batch
-// program a value of fixed shape becomes state, and one whose batch is not its dim 0 alone
-// cannot be cut (inputs have the batch as dim 0).
+// program a value of fixed shape becomes state, and one whose sizes no input could hold
+// (isInputBatch: a multiple of B or S, or either twice) cannot be cut.
 std::optional<Program> cut(Program p, int n, Fill fill) {
   Node& node = p.nodes[size_t(n)];
   Node leaf;
   leaf.op = Op::Input;
   if (p.batch > 0) {
-    Shape input(node.shape.size(), 0), fixed = input;
-    if (!input.empty()) input[0] = 1;
-    if (node.batch == fixed) leaf.op = Op::State;
-    else if (node.batch != input) return std::nullopt;
+    if (std::none_of(node.batch.begin(), node.batch.end(), follows)) leaf.op = Op::State;
+    else if (!isInputBatch(node.batch)) return std::nullopt;
   }
   int slots = 0;
   for (const Node& other : p.nodes)
@@ -80,8 +78,20 @@ bool sameNode(const Node& a, const Node& b) {
 }
 
 bool same(const Program& a, const Program& b) {
-  return a.backward == b.backward && a.batch == b.batch && a.outputs == b.outputs && a.nodes.size() == b.nodes.size() &&
+  return a.backward == b.backward && a.batch == b.batch && a.seq == b.seq && a.outputs == b.outputs && a.nodes.size() == b.nodes.size() &&
          std::equal(a.nodes.begin(), a.nodes.end(), b.nodes.begin(), sameNode);
+}
+
+// Whether each dynamic size that some value follows is an input's: the traced function
+// reads its sizes from its inputs.
+bool sizesFromInputs(const Program& p) {
+  for (int64_t f : {int64_t(1), int64_t(-1)}) {
+    const bool used = std::any_of(p.nodes.begin(), p.nodes.end(), [&](const Node& n) {
+      return std::any_of(n.batch.begin(), n.batch.end(), [&](int64_t g) { return f > 0 ? followsB(g) : followsS(g); });
+    });
+    if ((used || f > 0) && sizeSource(p, f).first < 0) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -106,6 +116,7 @@ Program compact(const Program& p) {
   c.seed = p.seed;
   c.backward = p.backward;
   c.batch = p.batch;
+  c.seq = p.seq;
   std::vector<int> index(p.nodes.size(), -1);
   std::map<int, int> inputs, states;  // old slot to new, in order
   for (size_t n = 0; n < p.nodes.size(); ++n)
@@ -136,7 +147,7 @@ Program minimize(Program p, const std::function<bool(const Program&)>& fails, in
     for (const Program& raw : candidates(p)) {
       Program c = compact(raw);
       if (same(c, p) || !wellConditioned(c)) continue;
-      if (c.batch > 0 && inputLeaves(c).empty()) continue;  // the batch size comes from an input
+      if (c.batch > 0 && !sizesFromInputs(c)) continue;
       if (budget-- <= 0) break;
       if (fails(c)) {
         p = c;

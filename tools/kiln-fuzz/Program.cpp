@@ -2,9 +2,11 @@
 // by side, so what runs and what a reproducer prints cannot drift apart.
 #include "tools/kiln-fuzz/Program.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "kiln/core/Functional.h"
 #include "kiln/core/Ops.h"
@@ -36,15 +38,19 @@ std::string str(bool b) { return b ? "true" : "false"; }
 std::string str(int64_t v) { return std::to_string(v); }
 std::string dtypeName(DType d) { return d == kFloat64 ? "kFloat64" : "kFloat32"; }
 
-// Whether the size of `n`'s dim `d` follows the batch.
-bool followsBatch(const Node& n, size_t d) { return d < n.batch.size() && n.batch[d] > 0; }
+// Whether the size of `n`'s dim `d` follows B or S.
+bool followsBatch(const Node& n, size_t d) { return d < n.batch.size() && follows(n.batch[d]); }
 
-// A reshape's or view's sizes, those that follow the batch written in terms of B.
+// A reshape's or view's sizes, those that follow B or S written in terms of them.
 std::string sizes(const Node& n) {
   std::string out = "{";
   for (size_t i = 0; i < n.ints.size(); ++i) {
     std::string size = str(n.ints[i]);
-    if (n.ints[i] != -1 && followsBatch(n, i)) size = n.batch[i] == 1 ? "B" : "B * " + str(n.batch[i]);
+    if (n.ints[i] != -1 && followsBatch(n, i)) {
+      const std::string name = followsB(n.batch[i]) ? "B" : "S";
+      const int64_t c = followsB(n.batch[i]) ? n.batch[i] : -n.batch[i];
+      size = c == 1 ? name : name + " * " + str(c);
+    }
     out += (i ? ", " : "") + size;
   }
   return out + "}";
@@ -224,25 +230,47 @@ std::vector<Leaf> stateLeaves(const Program& p) {
   return leaves;
 }
 
-std::vector<int64_t> dynamicBatches(const Program& p) {
-  return {p.batch, 2 * p.batch, 2, 2, 9, 9, 13, 13, kLargestBatch, kLargestBatch, 2 * p.batch, p.batch};
+bool isInputBatch(const Shape& batch) {
+  const auto count = [&](int64_t f) { return std::count(batch.begin(), batch.end(), f); };
+  return count(1) + count(-1) + count(0) == int64_t(batch.size()) && count(1) <= 1 && count(-1) <= 1 &&
+         count(0) < int64_t(batch.size());
 }
 
-Node atBatch(Node n, int64_t b) {
+std::pair<int, int64_t> sizeSource(const Program& p, int64_t f) {
+  std::pair<int, int64_t> found{-1, -1};
+  for (const Node& n : p.nodes) {
+    if (n.op != Op::Input || (found.first >= 0 && found.first < n.slot)) continue;
+    for (size_t d = 0; d < n.batch.size(); ++d)
+      if (n.batch[d] == f) found = {n.slot, int64_t(d)};
+  }
+  return found;
+}
+
+std::vector<CallSizes> dynamicBatches(const Program& p) {
+  const int64_t b = p.batch, s = p.seq, l = kLargestBatch;
+  if (s == 0) return {{b}, {2 * b}, {2}, {2}, {9}, {9}, {13}, {13}, {l}, {l}, {2 * b}, {b}};
+  return {{b, s}, {2 * b, 3 * s}, {2, s}, {2, s}, {b, 9}, {b, 9}, {13, 2}, {13, 2}, {l, l}, {l, l},
+          {2 * b, 3 * s}, {b, s}};
+}
+
+Node atBatch(Node n, int64_t b, int64_t s) {
   for (size_t d = 0; d < n.shape.size(); ++d) {
     if (!followsBatch(n, d)) continue;
-    n.shape[d] = n.batch[d] * b;
+    n.shape[d] = sizeAt(n.batch[d], b, s);
     if ((n.op == Op::Reshape || n.op == Op::View) && n.ints[d] != -1) n.ints[d] = n.shape[d];
   }
   return n;
 }
 
-Program atBatch(Program p, int64_t b) {
+Program atBatch(Program p, int64_t b, int64_t s) {
   if (p.batch == 0) return p;
   p.batch = b;
-  for (Node& n : p.nodes) n = atBatch(std::move(n), b);
+  if (p.seq > 0) p.seq = s;
+  for (Node& n : p.nodes) n = atBatch(std::move(n), b, s);
   return p;
 }
+
+Program atBatch(Program p, CallSizes sizes) { return atBatch(std::move(p), sizes.batch, sizes.seq); }
 
 Tensor makeLeaf(const Leaf& leaf, uint64_t seed, std::optional<DType> as) {
   manual_seed(seed);
@@ -329,12 +357,16 @@ std::string printCase(const Program& p, const std::string& name, const std::stri
   else
     out << "withState(\"" << name << "\", " << printMakers(inputLeaves(p)) << ",\n          "
         << printMakers(states) << ",\n          [](X x, Tensors s) {\n";
-  bool usesBatch = false;
+  bool usesB = false, usesS = false;
   for (const Node& node : p.nodes)
     for (size_t d = 0; d < node.ints.size(); ++d)
-      usesBatch = usesBatch || ((node.op == Op::Reshape || node.op == Op::View) && node.ints[d] != -1 &&
-                                       followsBatch(node, d));
-  if (usesBatch) out << "  const int64_t B = x[0].size(0);  // the batch: every input's dim 0\n";
+      if ((node.op == Op::Reshape || node.op == Op::View) && node.ints[d] != -1 && followsBatch(node, d))
+        (followsB(node.batch[d]) ? usesB : usesS) = true;
+  for (const auto& [used, f, what] : {std::tuple{usesB, int64_t(1), "B, the batch"},
+                                      std::tuple{usesS, int64_t(-1), "S, the second dynamic size"}}) {
+    const auto [slot, dim] = sizeSource(p, f);
+    if (used) out << "  const int64_t " << what[0] << " = x[" << slot << "].size(" << dim << ");  // " << what << "\n";
+  }
   if (!params.empty()) {
     out << "  optim::SGD(Tensors{";
     for (size_t i = 0; i < params.size(); ++i) out << (i ? ", " : "") << valueName(p, params[i]);

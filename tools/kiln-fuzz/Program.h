@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/core/Tensor.h"
@@ -47,7 +48,9 @@ struct Node {
   int slot = 0;           // a leaf's input or state index
   Shape shape;            // the result's
   // In a batch program, per dim of `shape`: c > 0 when its size is c times the batch
-  // size (the dim follows the batch), 0 when it is fixed. Empty: every dim is fixed.
+  // size B (the dim follows the batch), -c < 0 when it is c times the second dynamic size
+  // S (Program::seq), 0 when it is fixed. Empty: every dim is fixed. A dim never follows
+  // both: a merge of a B dim with an S dim is not generated.
   Shape batch;
   DType dtype = kFloat32;
 };
@@ -59,24 +62,54 @@ struct Program {
   // Ends in loss = sum over outputs k of sum(out_k * w_k) with fixed random w_k (state),
   // calls backward() inside the function and returns the parameters' gradients too.
   bool backward = false;
-  // A batch program (the dynamic-shape mode): every input's dim 0 is this size, and the
-  // nodes' `batch` factors say which sizes follow it. 0: a program of fixed shapes.
+  // A batch program (the dynamic-shape mode): B, the size of one dim of every input (of
+  // dim 0 unless generated with another GenOptions::dims), and the nodes' `batch` factors
+  // say which sizes follow it. 0: a program of fixed shapes.
   int64_t batch = 0;
+  // S, a second dynamic size independent of B (GenOptions::dims == Two), held by some
+  // inputs' dims (factor -1); 0 when there is none.
+  int64_t seq = 0;
 };
 
-// The batch size of each call of a dynamic config: the program's own and twice it (so the
+// Whether a dim with batch factor `f` follows B, S, or either.
+inline bool followsB(int64_t f) { return f > 0; }
+inline bool followsS(int64_t f) { return f < 0; }
+inline bool follows(int64_t f) { return f != 0; }
+// Its size at B = b and S = s.
+inline int64_t sizeAt(int64_t f, int64_t b, int64_t s) { return followsB(f) ? f * b : -f * s; }
+
+// Whether a leaf of these factors may be an input of a batch program: each dim fixed, or
+// exactly B or exactly S, and no size twice (an input holds B and S at most once each).
+bool isInputBatch(const Shape& batch);
+// The input and dim a traced function reads B (f = 1) or S (f = -1) from: {slot, dim}, or
+// {-1, -1} when no input holds it.
+std::pair<int, int64_t> sizeSource(const Program& p, int64_t f);
+
+// The sizes of one call of a dynamic config.
+struct CallSizes {
+  int64_t batch = 0, seq = 0;
+  bool operator==(const CallSizes&) const = default;
+};
+
+// The sizes of each call of a dynamic config: the program's own and twice it (so the
 // two recordings merge into a dynamic program), then 2, odd, prime and large sizes, each
 // twice: by value, the first call at a new size is the eager run jit::trace records to
 // check that the dynamic program fits that size, and only the second runs the dynamic
-// program specialized to it. Last, the two recorded sizes again.
-std::vector<int64_t> dynamicBatches(const Program& p);
+// program specialized to it. Last, the two recorded sizes again. With S, the recordings
+// are at (B, S) and (2B, 3S), so that no size of one is a fixed multiple of the other's
+// at both, and the later calls change B alone, S alone and both.
+std::vector<CallSizes> dynamicBatches(const Program& p);
 // The largest of them: the generator keeps values well-conditioned at this size.
 inline constexpr int64_t kLargestBatch = 61;
-// `p` at batch size `b`: every size that follows the batch, and the sizes reshape() and
-// view() are given, scaled to it (as code computing them from x.size(0) would).
-Program atBatch(Program p, int64_t b);
-// One node of a batch program at batch size `b` (its shape and reshape sizes).
-Node atBatch(Node n, int64_t b);
+// `p` at B = `b` and S = `s`: every size that follows either, and the sizes reshape() and
+// view() are given, scaled to it (as code computing them from x.size() would).
+Program atBatch(Program p, int64_t b, int64_t s);
+Program atBatch(Program p, CallSizes sizes);
+// One node of a batch program at those sizes (its shape and reshape sizes).
+Node atBatch(Node n, int64_t b, int64_t s);
+// Both at `b` (the largest size, where the generator and the analysis look).
+inline Program atBatch(Program p, int64_t b) { return atBatch(std::move(p), b, b); }
+inline Node atBatch(Node n, int64_t b) { return atBatch(std::move(n), b, b); }
 
 bool isLeaf(Op op);
 bool isParam(const Node& node);

@@ -42,7 +42,7 @@ Tensors makeState(const Program& p, std::optional<DType> as) {
 std::vector<Program> programsPerCall(const Program& p, bool dynamic, int calls) {
   if (!dynamic) return std::vector<Program>(size_t(calls), p);
   std::vector<Program> programs;
-  for (int64_t b : dynamicBatches(p)) programs.push_back(atBatch(p, b));
+  for (CallSizes sizes : dynamicBatches(p)) programs.push_back(atBatch(p, sizes));
   return programs;
 }
 
@@ -190,9 +190,14 @@ Tolerance toleranceFor(const Reference& ref, bool bitwise, int call, size_t j, b
                            single ? kFloat32 : kFloat64, floor);
 }
 
-// "call 3", with the batch size where the call has one: "call 3 (batch 2)".
+// A batch program's sizes: "batch 2", or "batch 2, seq 9" with a second dynamic size.
+std::string sizesName(const Program& atCall) {
+  return "batch " + std::to_string(atCall.batch) + (atCall.seq > 0 ? ", seq " + std::to_string(atCall.seq) : "");
+}
+
+// "call 3", with the sizes where the call has them: "call 3 (batch 2)".
 std::string callName(int call, const Program& atCall) {
-  return "call " + std::to_string(call) + (atCall.batch > 0 ? " (batch " + std::to_string(atCall.batch) + ")" : "");
+  return "call " + std::to_string(call) + (atCall.batch > 0 ? " (" + sizesName(atCall) + ")" : "");
 }
 
 std::optional<std::string> compareCall(const Reference& ref, bool bitwise, int call, const Tensors& outputs,
@@ -216,11 +221,16 @@ std::optional<std::string> compareCall(const Reference& ref, bool bitwise, int c
   return std::nullopt;
 }
 
-// The traced function: the program at the batch size of its inputs, as code that
-// computes its reshape sizes from x.size(0) does.
+// The traced function: the program at the sizes of its inputs, as code that computes its
+// reshape sizes from x[i].size(d) does.
 Call programCall(const Program& p, const Tensors& state) {
-  return [p, state](const Tensors& in) {
-    return evaluate(p.batch > 0 ? atBatch(p, in.at(0).size(0)) : p, in, state);
+  const auto [bSlot, bDim] = sizeSource(p, 1);
+  const auto [sSlot, sDim] = sizeSource(p, -1);
+  return [=](const Tensors& in) {
+    if (p.batch == 0) return evaluate(p, in, state);
+    const int64_t b = bSlot >= 0 ? in.at(size_t(bSlot)).size(bDim) : p.batch;  // none: a minimizer's cut
+    const int64_t s = sSlot >= 0 ? in.at(size_t(sSlot)).size(sDim) : p.seq;
+    return evaluate(atBatch(p, b, s), in, state);
   };
 }
 
@@ -260,10 +270,10 @@ std::optional<Problem> runConfig(const Program& p, const Config& config, const R
     return problem("retraced", "recorded " + std::to_string(n) + " times; every call has the same key");
   if (config.dynamic && merged && n != 1) {
     std::string sizes;
-    for (const Program& atCall : ref.programs) sizes += (sizes.empty() ? "" : ", ") + std::to_string(atCall.batch);
-    return problem("retraced", "the recordings at batch " + std::to_string(ref.programs[0].batch) + " and " +
-                                   std::to_string(ref.programs[1].batch) + " merged, yet batches " + sizes +
-                                   " left " + std::to_string(n) + " recordings; the program never reads its sizes");
+    for (const Program& atCall : ref.programs) sizes += (sizes.empty() ? "(" : "), (") + sizesName(atCall);
+    return problem("retraced", "the recordings at " + sizesName(ref.programs[0]) + " and " +
+                                   sizesName(ref.programs[1]) + " merged, yet " + sizes + ") left " +
+                                   std::to_string(n) + " recordings; the program never reads its sizes");
   }
   return std::nullopt;
 }
