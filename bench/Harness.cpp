@@ -3,7 +3,10 @@
 
 #include <omp.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -335,6 +338,40 @@ std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups) 
   };
 }
 
+// ---- child processes ------------------------------------------------------------------------
+
+std::string shellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::optional<std::string> capture(const std::string& command) {
+  FILE* p = popen(command.c_str(), "r");
+  if (!p) return std::nullopt;
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  pclose(p);
+  return out;
+}
+
+std::string selfPath() {
+  std::array<char, 4096> buf{};
+  ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  return n > 0 ? std::string(buf.data(), size_t(n)) : "";
+}
+
+void defaultToMlirBackend() {
+  if (const char* backend = std::getenv("KILN_JIT_BACKEND"); !backend || !*backend) {
+    setenv("KILN_JIT_BACKEND", "MLIR", 1);
+    std::printf("KILN_JIT_BACKEND was unset: set to MLIR (traced programs are compiled)\n");
+  } else if (std::string(backend) != "MLIR") {
+    std::printf("KILN_JIT_BACKEND=%s: the traced column is NOT the compiler\n", backend);
+  }
+}
+
 // ---- printing -------------------------------------------------------------------------------
 
 std::string fmtMs(double ms) {
@@ -357,6 +394,25 @@ std::string fmtDiff(double d, double scale) {
   char buf[48];
   if (std::isnan(d)) return "-";
   std::snprintf(buf, sizeof buf, "%.1e (of %.3g)", d, scale);
+  return buf;
+}
+
+std::string verdict(double value, bool good, const std::string& measured) {
+  if (std::isnan(value)) return "-";
+  return good ? "ok" : "**MISS " + measured + "**";
+}
+
+std::string fmtPercent(double r) {
+  char buf[32];
+  if (std::isnan(r)) return "-";
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * r);
+  return buf;
+}
+
+std::string fmtMiB(double bytes) {
+  char buf[32];
+  if (std::isnan(bytes)) return "-";
+  std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1 << 20));
   return buf;
 }
 

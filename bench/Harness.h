@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,11 +127,27 @@ std::function<void()> sgemmBound(int64_t n);
 // input and weights reordered once outside the timing.
 std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups);
 
+// ---- child processes ------------------------------------------------------------------------
+
+// `s` in single quotes for /bin/sh.
+std::string shellQuote(const std::string& s);
+// Runs `command` with popen and returns its stdout (nullopt if it could not start).
+std::optional<std::string> capture(const std::string& command);
+// This executable's path (/proc/self/exe), to run it again as a child.
+std::string selfPath();
+// Sets KILN_JIT_BACKEND=MLIR when unset, so traced programs are compiled; says so, or says
+// that another backend was asked for.
+void defaultToMlirBackend();
+
 // ---- printing -------------------------------------------------------------------------------
 
 std::string fmtMs(double ms);                   // "-" for NaN
 std::string fmtRatio(double r);                 // "1.23x", "-" for NaN
 std::string fmtDiff(double d, double scale);    // "1.0e-06 (of 4.2)"
+// "ok", or "**MISS <measured>**" where the target does not hold; "-" without a measurement.
+std::string verdict(double value, bool good, const std::string& measured);
+std::string fmtPercent(double r);               // 0.42 -> "42%", "-" for NaN
+std::string fmtMiB(double bytes);               // "1.50 MiB", "-" for NaN
 std::string loadAverage();                      // /proc/loadavg's first three fields
 std::string cpuModel();                         // /proc/cpuinfo's model name
 

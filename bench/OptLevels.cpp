@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/Cnn.h"
 #include "bench/Harness.h"
 #include "bench/Mlp.h"
 #include "kiln/kiln.h"
-#include "kiln/vision/MobileNetV2.h"
 
 namespace {
 
@@ -30,38 +30,18 @@ using namespace kiln::bench;
 using kiln::Tensor;
 using Step = std::function<Tensor()>;
 
-// The CNN step of workload 3: mobilenet_v2 on 32x32 inputs, batch 64, SGD with momentum.
-struct Cnn {
-  kiln::vision::MobileNetV2 model = [] {
-    kiln::manual_seed(0);
-    return kiln::vision::mobilenet_v2(/*num_classes=*/10, /*width=*/1.0);
-  }();
-  kiln::optim::SGD opt{model->parameters(), kiln::optim::SGDOptions(0.01).momentum(0.9)};
-  Tensor x = kiln::randn({64, 3, 32, 32});
-  Tensor y = kiln::randint(0, 10, {64});
-};
-
 // A new traced step of `workload` ("MLP" or "CNN"), not yet compiled.
 Step newStep(const std::string& workload) {
-  kiln::jit::TraceOptions options{.symbolic = true, .name = workload + "_step"};
   if (workload == "MLP") {
     auto mlp = std::make_shared<KilnMlp>();
     auto data = std::make_shared<MlpData>(MlpData::make());
     auto step = tracedStep(mlp);
     return [mlp, data, step] { return step(data->x, data->y); };
   }
-  auto cnn = std::make_shared<Cnn>();
-  auto t = kiln::jit::trace(
-      [cnn](Tensor x, Tensor y) {
-        Tensor loss = kiln::cross_entropy(cnn->model->forward(x), y);
-        cnn->opt.zero_grad(/*set_to_none=*/true);
-        loss.backward();
-        cnn->opt.step();
-        return loss;
-      },
-      options);
-  t.name_module("model", cnn->model).name_optimizer("opt", cnn->opt);
-  return [cnn, t] { return t(cnn->x, cnn->y); };
+  auto cnn = std::make_shared<KilnCnn>();
+  auto data = std::make_shared<CnnData>();
+  auto step = tracedCnnStep(cnn);
+  return [cnn, data, step] { return step(data->x, data->y); };
 }
 
 struct Level {
