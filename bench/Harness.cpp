@@ -13,9 +13,10 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <set>
 #include <optional>
 #include <random>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -355,6 +356,15 @@ std::optional<std::string> capture(const std::string& command) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   pclose(p);
   return out;
+}
+
+std::optional<std::vector<std::string>> captureLines(const std::string& command) {
+  std::optional<std::string> text = capture(command);
+  if (!text) return std::nullopt;
+  std::vector<std::string> lines;
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+  return lines;
 }
 
 std::string selfPath() {
