@@ -153,9 +153,9 @@ Memory runMemoryChild(const std::string& variant, int threads) {
       << shellQuote(selfPath()) << " --threads=" << threads << " --child=memory:" << variant
       << " 2>&1";
   Memory m;
-  std::optional<std::vector<std::string>> lines = captureLines(cmd.str());
-  if (!lines) return m;
-  for (const std::string& line : *lines) {
+  std::optional<std::string> text = capture(cmd.str());
+  if (!text) return m;
+  for (const std::string& line : splitLines(*text)) {
     if (line.rfind("MEM ", 0) == 0) {
       std::istringstream fields(line.substr(4));
       std::string key;

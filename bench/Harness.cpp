@@ -358,11 +358,9 @@ std::optional<std::string> capture(const std::string& command) {
   return out;
 }
 
-std::optional<std::vector<std::string>> captureLines(const std::string& command) {
-  std::optional<std::string> text = capture(command);
-  if (!text) return std::nullopt;
+std::vector<std::string> splitLines(const std::string& text) {
   std::vector<std::string> lines;
-  std::istringstream in(*text);
+  std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
   return lines;
 }

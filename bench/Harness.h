@@ -133,8 +133,8 @@ std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups);
 std::string shellQuote(const std::string& s);
 // Runs `command` with popen and returns its stdout (nullopt if it could not start).
 std::optional<std::string> capture(const std::string& command);
-// capture()'s output as lines, without their newlines.
-std::optional<std::vector<std::string>> captureLines(const std::string& command);
+// `text` as lines, without their newlines.
+std::vector<std::string> splitLines(const std::string& text);
 // This executable's path (/proc/self/exe), to run it again as a child.
 std::string selfPath();
 // Sets KILN_JIT_BACKEND=MLIR when unset, so traced programs are compiled; says so, or says

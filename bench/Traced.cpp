@@ -319,12 +319,12 @@ std::map<std::string, double> runTorchJit(const Options& opt, int threads, std::
       << " --target_ms=" << opt.targetMs << " --threads=" << threads
       << " --filter=" << shellQuote(opt.filter);
   std::fprintf(stderr, "running %s\n", cmd.str().c_str());
-  std::optional<std::vector<std::string>> lines = captureLines(cmd.str());
-  if (!lines) {
+  std::optional<std::string> text = capture(cmd.str());
+  if (!text) {
     skipped = "skipped: could not run " + python;
     return out;
   }
-  for (const std::string& line : *lines) {
+  for (const std::string& line : splitLines(*text)) {
     if (line.rfind("ROW\t", 0) != 0) {
       if (line.rfind("INFO", 0) == 0) std::printf("torch_jit.py: %s\n", line.c_str());
       continue;
@@ -378,10 +378,10 @@ ChildRun runChild(const std::string& cacheDir, int threads, const std::string& b
       << " KILN_CACHE_DIR=" << shellQuote(cacheDir) << " " << shellQuote(selfPath())
       << " --child=compile 2>&1";
   ChildRun r;
-  std::optional<std::vector<std::string>> lines = captureLines(cmd.str());
-  if (!lines) return r;
+  std::optional<std::string> text = capture(cmd.str());
+  if (!text) return r;
   double sum = 0;
-  for (const std::string& line : *lines) {
+  for (const std::string& line : splitLines(*text)) {
     if (line.find("compiled @mlp_step ") != std::string::npos ||
         line.find("loaded @mlp_step ") != std::string::npos) {
       r.compiled = r.compiled || line.find("compiled @mlp_step") != std::string::npos;
