@@ -132,16 +132,22 @@ def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "ModuleOp"> {
 
 def KilnScheduleCollectivesPass
     : Pass<"kiln-schedule-collectives", "func::FuncOp"> {
-  let summary = "start each non-blocking all-reduce as soon as its operand exists";
+  let summary = "start each non-blocking all-reduce as soon as its operand "
+                "exists and wait for it only where its result is read";
   let description = [{
     Moves every `kiln.all_reduce_start` up to just after the last op that
     computes its operand, taking along the reshapes, concats and constants
     that gather the operand (a bucket's flattened gradients), so that the
-    collective runs while the ops after it (the rest of the backward) do; its
-    `kiln.wait` stays where it is. A start never passes an op that is not
-    pure (another collective, a callback), so every rank keeps issuing its
-    collectives in the same order. The tracer runs it on each recording
-    (`scheduleCollectives`), before any backend sees it.
+    collective runs while the ops after it (the rest of the backward) do. A
+    start never passes an op that is not pure (another collective, a
+    callback), so every rank keeps issuing its collectives in the same order.
+    Then every `kiln.wait` moves down to just before the first op that reads
+    its result, taking along the slices and reshapes that scatter it back into
+    gradients, so the optimizer updates the buckets that arrived while later
+    ones are still in flight. A wait may pass starts and pure ops, never
+    another wait (waits keep their starts' order), a blocking
+    `kiln.all_reduce` or a callback. The tracer runs it
+    on each recording (`scheduleCollectives`), before any backend sees it.
   }];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }

@@ -1,6 +1,7 @@
 // kiln-schedule-collectives: each kiln.all_reduce_start moves up to just after the values it
-// reduces are computed, so the collective runs while the rest of the program (the backward
-// of earlier layers) does.
+// reduces are computed, and each kiln.wait down to just before the first op that reads its
+// values, so the collective runs while the rest of the program (the backward of earlier
+// layers, the optimizer's updates of buckets that arrived first) does.
 #include "dialect/KilnOps.h"
 #include "passes/Passes.h"
 
@@ -19,6 +20,17 @@ namespace {
 bool gathersOperand(Operation *op) {
   return isa<ReshapeOp, ConcatOp, ConstantOp>(op);
 }
+
+// The data movement that scatters a bucket's reduced values back into gradients (slices
+// and reshapes of a wait's result): it moves down with its wait.
+bool scattersResult(Operation *op) { return isa<ReshapeOp, SliceOp>(op); }
+
+// Whether a wait may move past `op`: a pure op or a start (MPI completes non-blocking
+// collectives in any order, as long as every rank starts them in the same one); not
+// another wait (waits stay in the order of their starts), a blocking collective or a
+// callback, which keep the program's order of effects. Waits are sunk last first, so a
+// later wait has moved out of the way already when its reader comes later.
+bool waitMayPass(Operation *op) { return isPure(op) || isa<AllReduceStartOp>(op); }
 
 // The latest op of `block` before `op` that is not pure (a collective, a callback): no
 // collective may pass another, so every rank keeps issuing them in the same order.
@@ -41,6 +53,53 @@ void hoist(Operation *op, Operation *floor) {
     op->moveBefore(&op->getBlock()->front());
   else if (after->getNextNode() != op)
     op->moveAfter(after);
+}
+
+// The first op of `op`'s block that uses one of its results (through nested regions too),
+// or null.
+Operation *firstUser(Operation *op) {
+  Operation *first = nullptr;
+  for (Operation *user : op->getUsers()) {
+    Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
+    if (inBlock && (!first || inBlock->isBeforeInBlock(first)))
+      first = inBlock;
+  }
+  return first;
+}
+
+// Moves `op` down to just before its first user, but not past an op `mayPass` refuses.
+void sink(Operation *op, function_ref<bool(Operation *)> mayPass) {
+  Operation *user = firstUser(op);
+  if (!user)
+    return;
+  Operation *before = op;
+  for (Operation *next = op->getNextNode(); next != user && mayPass(next);
+       next = next->getNextNode())
+    before = next;
+  if (before != op)
+    op->moveAfter(before);
+}
+
+// Each wait, with the slices and reshapes that scatter its result, sinks to just before
+// the first op that reads its values (the optimizer's first update of that bucket).
+void sinkWaits(func::FuncOp func) {
+  SmallVector<WaitOp> waits;
+  func.walk([&](WaitOp wait) { waits.push_back(wait); });
+  for (WaitOp wait : llvm::reverse(waits)) {
+    // The scattering ops in block order; sunk last first, so each finds its users placed.
+    SetVector<Operation *> scatter;
+    SmallVector<Operation *> pending{wait};
+    while (!pending.empty())
+      for (Operation *user : pending.pop_back_val()->getUsers())
+        if (user->getBlock() == wait->getBlock() && scattersResult(user) &&
+            scatter.insert(user))
+          pending.push_back(user);
+    SmallVector<Operation *> ordered(scatter.begin(), scatter.end());
+    llvm::sort(ordered, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+    for (Operation *op : ordered)
+      sink(op, [](Operation *) { return true; });
+    sink(wait, waitMayPass);
+  }
 }
 
 }  // namespace
@@ -66,6 +125,7 @@ void scheduleCollectives(func::FuncOp func) {
       hoist(op, nullptr);
     hoist(start, floor);
   }
+  sinkWaits(func);
 }
 
 namespace {
