@@ -134,9 +134,11 @@ Work launch(std::string_view op, std::string what, const SourceLoc& loc, Start&&
   } catch (const detail::MpiFailure& failure) {
     throw Error::make(loc, op, failure.what(), " (", what, ")");
   }
-  return Work(std::make_shared<detail::WorkState>(std::string(op), std::move(what), loc,
-                                                  std::move(request), std::move(keepAlive),
-                                                  std::move(finish)));
+  auto state = std::make_shared<detail::WorkState>(std::string(op), std::move(what), loc,
+                                                   std::move(request), std::move(keepAlive),
+                                                   std::move(finish));
+  detail::trackProgress(state);
+  return Work(std::move(state));
 }
 
 }  // namespace
@@ -256,6 +258,12 @@ Work broadcast_async(const Tensor& tensor, int src, const SourceLoc& loc) {
 
 void broadcast(const Tensor& tensor, int src, const SourceLoc& loc) {
   broadcast_async(tensor, src, loc).wait(loc);
+}
+
+void detail::broadcastFromRank0(const std::vector<Tensor>& tensors, const SourceLoc& loc) {
+  std::vector<Work> works;
+  for (const Tensor& t : tensors) works.push_back(broadcast_async(t, 0, loc));
+  for (Work& w : works) w.wait(loc);
 }
 
 Work all_gather_async(const std::vector<Tensor>& outputs, const Tensor& input,

@@ -1,10 +1,11 @@
 // nn::DistributedDataParallel: the initial broadcast, buckets, and gradient averaging.
 #include "kiln/nn/DistributedDataParallel.h"
 
-#include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
 #include "kiln/distributed/Distributed.h"
 #include "kiln/nn/GradientBuckets.h"
+#include "Environment.h"
+#include "kiln/core/Autograd.h"
 
 namespace kiln::nn {
 
@@ -24,9 +25,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<Module> module,
   std::vector<Tensor> state = module_->parameters();
   if (options_.broadcast_buffers)
     for (const Tensor& b : module_->buffers()) state.push_back(b);
-  std::vector<distributed::Work> works;
-  for (const Tensor& t : state) works.push_back(distributed::broadcast_async(t, 0, loc));
-  for (distributed::Work& w : works) w.wait(loc);
+  distributed::detail::broadcastFromRank0(state, loc);
   std::vector<Tensor> trained;
   for (const Tensor& p : module_->parameters())
     if (p.requires_grad()) trained.push_back(p);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "Mpi.h"
+#include "WorkState.h"
 #include "kiln/core/Collective.h"
 #include "kiln/distributed/Distributed.h"
 
@@ -88,9 +89,11 @@ void init(const SourceLoc& loc) {
   }
   s.timeoutSeconds = timeout;
   s.initialized = true;
+  detail::configureProgress();
   static const kiln::detail::CollectiveRunner kRunner{&detail::runAllReduce,
                                                       &detail::startAllReduce,
-                                                      &detail::waitAllReduce};
+                                                      &detail::waitAllReduce,
+                                                      &detail::broadcastFromRank0};
   kiln::detail::setCollectiveRunner(&kRunner);
 }
 
@@ -101,6 +104,7 @@ void finalize(const SourceLoc& loc) {
   state().initialized = false;
   state().finalized = true;
   kiln::detail::setCollectiveRunner(nullptr);
+  detail::stopProgress();
   try {
     detail::mpiFinalize();
   } catch (const detail::MpiFailure& failure) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "kiln/core/Error.h"
 #include "kiln/core/Tensor.h"
@@ -21,5 +22,7 @@ void requireInitialized(std::string_view op, const SourceLoc& loc);
 void runAllReduce(const Tensor& buffer, std::string_view kind, const SourceLoc& loc);
 void startAllReduce(const Tensor& buffer, std::string_view kind, const SourceLoc& loc);
 void waitAllReduce(const Tensor& buffer, const SourceLoc& loc);
+// Every tensor's broadcast from rank 0 started, then each waited for.
+void broadcastFromRank0(const std::vector<Tensor>& tensors, const SourceLoc& loc);
 
 }  // namespace kiln::distributed::detail

@@ -2,6 +2,7 @@
 #include "Mpi.h"
 
 #include <cstdlib>
+#include <mutex>
 #include <string>
 
 #if KILN_HAVE_MPI
@@ -13,6 +14,12 @@ namespace kiln::distributed::detail {
 #if KILN_HAVE_MPI
 
 namespace {
+
+// MPI_THREAD_SERIALIZED: one MPI call at a time in the process. The caller's thread and
+// the progress thread (Progress.cpp) both call MPI, so every call here holds this lock.
+std::mutex gMpiMutex;
+
+using Lock = std::lock_guard<std::mutex>;
 
 void check(int code, const char* call) {
   if (code == MPI_SUCCESS) return;
@@ -43,6 +50,7 @@ class MpiRequest : public Request {
  public:
   bool test() override {
     int done = 0;
+    Lock lock(gMpiMutex);
     check(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
     return done != 0;
   }
@@ -55,6 +63,7 @@ class MpiRequest : public Request {
 template <class Start>
 std::unique_ptr<Request> start(const char* call, Start&& startCall) {
   auto request = std::make_unique<MpiRequest>();
+  Lock lock(gMpiMutex);
   check(startCall(request->get()), call);
   return request;
 }
@@ -64,9 +73,10 @@ std::unique_ptr<Request> start(const char* call, Start&& startCall) {
 bool mpiBuilt() { return true; }
 
 void mpiInit() {
-  // Kiln calls MPI from one thread at a time, not always the main one (DataLoader workers
-  // never call it, but a training loop may run on any thread).
+  // Kiln calls MPI from one thread at a time (gMpiMutex), not always the main one: the
+  // training loop's thread and the progress thread that advances collectives in flight.
   int provided = 0;
+  Lock lock(gMpiMutex);
   check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
   if (provided < MPI_THREAD_SERIALIZED)
     throw MpiFailure("this MPI does not support MPI_THREAD_SERIALIZED");
@@ -74,16 +84,21 @@ void mpiInit() {
   check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
 }
 
-void mpiFinalize() { check(MPI_Finalize(), "MPI_Finalize"); }
+void mpiFinalize() {
+  Lock lock(gMpiMutex);
+  check(MPI_Finalize(), "MPI_Finalize");
+}
 
 int mpiRank() {
   int rank = 0;
+  Lock lock(gMpiMutex);
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
   return rank;
 }
 
 int mpiSize() {
   int size = 0;
+  Lock lock(gMpiMutex);
   check(MPI_Comm_size(MPI_COMM_WORLD, &size), "MPI_Comm_size");
   return size;
 }
@@ -124,6 +139,7 @@ std::unique_ptr<Request> startAllGather(const void* send, void* recv,
     offset += count;
   }
   const int sendCount = counts[size_t(mpiRank())];
+  Lock lock(gMpiMutex);
   check(MPI_Iallgatherv(send, sendCount, mpiType(elem), recv, request->counts.data(),
                         request->displacements.data(), mpiType(elem), MPI_COMM_WORLD,
                         request->get()),
@@ -139,6 +155,7 @@ std::unique_ptr<Request> startReduceScatter(const void* send, void* recv,
   };
   auto request = std::make_unique<Scatter>();
   request->counts = counts;
+  Lock lock(gMpiMutex);
   check(MPI_Ireduce_scatter(send, recv, request->counts.data(), mpiType(elem),
                             mpiOp(op, elem), MPI_COMM_WORLD, request->get()),
         "MPI_Ireduce_scatter");

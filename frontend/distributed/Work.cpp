@@ -19,25 +19,51 @@ WorkState::WorkState(std::string op, std::string what, const SourceLoc& started,
       keepAlive_(std::move(keepAlive)),
       finish_(std::move(finish)) {}
 
+bool WorkState::testRequest(bool rethrow) {
+  std::lock_guard lock(mutex_);
+  if (mpiDone_.load()) return true;
+  try {
+    if (request_->test()) mpiDone_.store(true);
+  } catch (const MpiFailure&) {
+    if (rethrow) throw;
+    return false;
+  }
+  return mpiDone_.load();
+}
+
+bool WorkState::advance() {
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;  // the caller's thread is testing it
+  if (mpiDone_.load() || !request_) return true;
+  try {
+    if (request_->test()) mpiDone_.store(true);
+  } catch (const MpiFailure&) {
+    return true;
+  }
+  return mpiDone_.load();
+}
+
 bool WorkState::poll(const SourceLoc& loc) {
   if (done_) return true;
   if (!request_) {  // recorded by a trace: finish_ records the wait
     complete();
     return true;
   }
-  bool completed = false;
   try {
-    completed = request_->test();
+    if (!testRequest(/*rethrow=*/true)) return false;
   } catch (const MpiFailure& failure) {
     throw Error::make(loc, op_, failure.what(), " (", what_, ")");
   }
-  if (completed) complete();
-  return done_;
+  complete();
+  return true;
 }
 
 void WorkState::complete() {
   done_ = true;
-  request_.reset();
+  {
+    std::lock_guard lock(mutex_);
+    request_.reset();
+  }
   if (finish_) finish_();
   finish_ = nullptr;
   keepAlive_.clear();
@@ -47,10 +73,13 @@ void WorkState::complete() {
 // (most collectives of a training step finish within microseconds of the last rank
 // arriving), then sleeping between polls so that a slow peer does not cost a core.
 void WorkState::wait(const SourceLoc& loc) {
-  using Clock = std::chrono::steady_clock;
+  if (done_) return;
+  const bool traced = !request_;
+  const auto entered = Clock::now();
   const double timeout = timeout_seconds();
   const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+      entered + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout));
+  const bool doneOnEntry = poll(loc);
   for (int polls = 0; !poll(loc); ++polls) {
     if (Clock::now() > deadline)
       throw Error::make(loc, op_, "timed out after ", timeout, " s waiting for the other ranks (",
@@ -64,6 +93,10 @@ void WorkState::wait(const SourceLoc& loc) {
     else
       std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+  if (traced) return;  // a recording: nothing ran
+  const auto left = Clock::now();
+  recordWait(std::chrono::duration<double>(entered - issued_).count(),
+             std::chrono::duration<double>(left - entered).count(), doneOnEntry);
 }
 
 }  // namespace detail

@@ -7,8 +7,11 @@
 #include <utility>
 
 #include "bridge/OpBridge.h"
+#include "dialect/KilnOps.h"
 #include "kiln/core/Autograd.h"
+#include "kiln/core/Collective.h"
 #include "kiln/core/Dispatcher.h"
+#include "kiln/core/Ops.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -185,6 +188,8 @@ Probe makeProbe(mlir::func::FuncOp main) {
   probe.numOriginal = results.size();
   for (mlir::Operation& op : body.without_terminator()) {
     if (op.hasTrait<mlir::OpTrait::ConstantLike>()) continue;  // nothing computed
+    // The other ranks write a started all-reduce's buffer until its wait: not a value.
+    if (mlir::isa<mlir::kiln::AllReduceStartOp>(op)) continue;
     for (mlir::OpResult result : op.getResults()) {
       if (!llvm::isa<mlir::RankedTensorType>(result.getType())) continue;
       results.push_back(result);
@@ -202,6 +207,24 @@ Probe makeProbe(mlir::func::FuncOp main) {
     probe.func.setResAttrsAttr(mlir::ArrayAttr::get(ctx, padded));
   }
   return probe;
+}
+
+// Whether `main` communicates with the other ranks of an MPI job (kiln.all_reduce, started
+// or not): then every rank must run the same programs, probes included.
+bool hasCollectives(mlir::func::FuncOp main) {
+  return main
+      .walk([](mlir::Operation* op) {
+        return mlir::isa<mlir::kiln::AllReduceOp, mlir::kiln::AllReduceStartOp>(op)
+                   ? mlir::WalkResult::interrupt()
+                   : mlir::WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+// Whether any rank's `mine` is true (an all-reduce over the job).
+bool anyRank(bool mine, const SourceLoc& loc) {
+  return all_reduce_op(full({1}, mine ? 1.0 : 0.0, TensorOptions(kInt32), loc), "max", loc)
+             .item<int32_t>() != 0;
 }
 
 std::string describe(mlir::Operation* op, unsigned result) {
@@ -242,7 +265,11 @@ std::vector<Tensor> runChecked(
     if ((difference = compare(compiled[bad], interpreted[bad],
                               precisionOf(loosest, ret->getOperand(unsigned(bad))), program.options)))
       break;
-  if (!difference) {
+  // In an MPI job, a rank that localizes runs the probe's collectives: all ranks do, when
+  // any found a difference, or the others would wait for them until the timeout.
+  const bool collectives = hasCollectives(program.main);
+  const bool localize = collectives ? anyRank(difference.has_value(), loc) : difference.has_value();
+  if (!localize || (!difference && !collectives)) {
     if (compiled.size() == interpreted.size()) return compiled;
     throw CheckError::make(loc, "check", program.what, ": the compiled run returned ",
                            compiled.size(), " results, the interpreter ", interpreted.size());
@@ -261,6 +288,7 @@ std::vector<Tensor> runChecked(
     const std::vector<Tensor> want =
         interp::interpretVerified(probe.func, copies(pristine, loc), program.callbacks, loc);
     const std::vector<Tensor> got = executable->run(copies(pristine, loc), loc);
+    if (!difference) return compiled;  // another rank's difference: its probe ran here too
     const llvm::DenseMap<mlir::Value, int> probeLoosest = precisions(probe.func);
     for (size_t k = 0; k < probe.extras.size(); ++k) {
       const size_t at = probe.numOriginal + k;
@@ -275,6 +303,7 @@ std::vector<Tensor> runChecked(
       }
     }
   }
+  if (!difference) return compiled;  // another rank's difference (not localized there either)
   // Not localized: name the result and the op that produced it.
   mlir::Value value = ret->getOperand(unsigned(bad));
   std::string producer = "is argument " +

@@ -183,6 +183,12 @@ std::vector<Tensor> GraphBase::call(std::vector<Tensor> inputs) {
   if (inputs.size() != arity_)
     throw Error::make(loc_, name_, "called with ", inputs.size(), " tensor(s), but build was "
                       "traced with ", arity_, " on the first call");
+  if (config_.dataParallel_ && !replicasEqual_) {
+    std::vector<Tensor> state = root_->parameters();
+    for (const Tensor& b : root_->buffers()) state.push_back(b);
+    kiln::detail::broadcastFromRank0(name_, state, loc_);
+    replicasEqual_ = true;
+  }
   const Phase phase = nextPhase();
   recorded_ = false;
   std::vector<Tensor> outputs = programs_.at(phase)(inputs);

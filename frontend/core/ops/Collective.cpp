@@ -78,4 +78,13 @@ Tensor wait_op(const Tensor& started, const SourceLoc& loc) {
 
 void detail::setCollectiveRunner(const CollectiveRunner* runner) { gRunner.store(runner); }
 
+void detail::broadcastFromRank0(std::string_view op, const std::vector<Tensor>& tensors,
+                                const SourceLoc& loc) {
+  const detail::CollectiveRunner* installed = gRunner.load();
+  if (!installed)
+    throw Error::make(loc, op, "rank 0's parameters cannot be broadcast to the ranks of an ",
+                      "MPI job before kiln::distributed::init() (//frontend:distributed)");
+  installed->broadcastFromRank0(tensors, loc);
+}
+
 }  // namespace kiln

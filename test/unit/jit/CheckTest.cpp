@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"
 #include "runtime/Executable.h"
+#include "test/unit/jit/WrongCompiler.h"
 
 namespace kiln {
 namespace {
@@ -49,22 +50,7 @@ class CheckTest : public ::testing::Test {
 
   // The compiler under test: right, or wrong at every kiln.exp.
   static std::shared_ptr<const runtime::Executable> compile(mlir::func::FuncOp func, bool wrong) {
-    if (!wrong) return runtime::Executable::compile(func, nullptr, "test", SourceLoc::current());
-    mlir::OwningOpRef<mlir::ModuleOp> copy(func->getParentOfType<mlir::ModuleOp>().clone());
-    auto f = copy->lookupSymbol<mlir::func::FuncOp>(func.getSymName());
-    std::vector<mlir::Operation*> exps;
-    f.walk([&](mlir::Operation* op) {
-      if (op->getName().getStringRef() == "kiln.exp") exps.push_back(op);
-    });
-    for (mlir::Operation* op : exps) {
-      mlir::OpBuilder builder(op);
-      mlir::OperationState state(op->getLoc(), "kiln.sin");
-      state.addOperands(op->getOperands());
-      state.addTypes(op->getResultTypes());
-      op->replaceAllUsesWith(builder.create(state));
-      op->erase();
-    }
-    return runtime::Executable::compile(f, nullptr, "test", SourceLoc::current());
+    return testing::compileExpAsSin(func, wrong);
   }
 
   jit::CheckedProgram program(bool wrongProbe) const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "kiln/core/Tensor.h"
 
@@ -31,13 +32,21 @@ namespace detail {
 // How the kernels communicate, on contiguous tensors the kernels own: `allReduce` reduces
 // `buffer` in place, blocking; `start` starts that and returns; `wait` blocks until the
 // start on `buffer` (the same storage) is complete. `kind` as all_reduce_op's.
+// `broadcastFromRank0` replaces each of `tensors` (any, outside a trace) with rank 0's.
 struct CollectiveRunner {
   void (*allReduce)(const Tensor& buffer, std::string_view kind, const SourceLoc& loc);
   void (*start)(const Tensor& buffer, std::string_view kind, const SourceLoc& loc);
   void (*wait)(const Tensor& buffer, const SourceLoc& loc);
+  void (*broadcastFromRank0)(const std::vector<Tensor>& tensors, const SourceLoc& loc);
 };
 // Installed by distributed::init(); nullptr uninstalls (distributed::finalize()).
 void setCollectiveRunner(const CollectiveRunner* runner);
+
+// Replaces each of `tensors` with rank 0's copy, as nn::DistributedDataParallel's
+// construction does (a data-parallel nn::Graph's first call: its modules' parameters and
+// buffers). Error naming `op` when distributed::init() has not run.
+void broadcastFromRank0(std::string_view op, const std::vector<Tensor>& tensors,
+                        const SourceLoc& loc);
 
 }  // namespace detail
 }  // namespace kiln

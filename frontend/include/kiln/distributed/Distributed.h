@@ -49,6 +49,28 @@ int world_size(const SourceLoc& loc = SourceLoc::current());
 // Seconds a wait gives the other ranks before raising kiln::Error.
 double timeout_seconds();
 
+// ---- progress and timing ----------------------------------------------------------------
+
+// Whether a background thread polls the collectives in flight so that they progress while
+// this rank computes (Open MPI advances a non-blocking collective only inside MPI calls;
+// without the thread, an all_reduce_async started during the backward waits for its
+// wait()). On by default; KILN_DIST_PROGRESS=0 turns it off at init(). Turning it off
+// stops the thread; collectives started after either call follow the new setting.
+void set_async_progress(bool on);
+bool async_progress();
+
+// What this process's waits cost since init() or reset_comm_stats(): per Work::wait on a
+// collective that ran (not one a trace recorded), the time from its start to the wait
+// (the window in which it could overlap other work) and the time blocked in the wait.
+struct CommStats {
+  int64_t waits = 0;
+  int64_t completed_before_wait = 0;  // done when its wait began: fully hidden
+  double issue_to_wait_seconds = 0;
+  double blocked_seconds = 0;
+};
+CommStats comm_stats();
+void reset_comm_stats();
+
 namespace detail {
 class WorkState;
 }  // namespace detail

@@ -67,9 +67,10 @@ class GraphConfig {
   // calls the graph with its own batch; each update step averages the optimized
   // parameters' gradients over the ranks before the optimizers step, inside the traced
   // program: one kiln.all_reduce per bucket of at most `bucket_cap_mb` MiB, as
-  // nn::DistributedDataParallel buckets them. The replicas must start equal: construct
-  // nn::DistributedDataParallel on the model first (it broadcasts rank 0's parameters),
-  // or seed every rank alike. A Kiln extension: OneFlow says this with placements and SBP.
+  // nn::DistributedDataParallel buckets them. The replicas start equal: the first call
+  // replaces every rank's parameters and buffers of the registered modules with rank 0's,
+  // as nn::DistributedDataParallel's construction does. A Kiln extension: OneFlow says
+  // this with placements and SBP.
   // Error for a cap that is not positive; at the first call, for a graph that does not train.
   GraphConfig& enable_data_parallel(bool on = true, double bucket_cap_mb = 25,
                                     const SourceLoc& loc = SourceLoc::current());
@@ -265,6 +266,7 @@ class GraphBase {
   int64_t calls_ = 0;
   bool built_ = false;
   bool recorded_ = false;  // the current call recorded a program (ran build)
+  bool replicasEqual_ = false;  // data parallel: rank 0's state was broadcast
   size_t traces_ = 0;
   std::map<Phase, std::function<size_t()>> compileCounts_;
   Clock::time_point builtAt_;  // when the last build ended

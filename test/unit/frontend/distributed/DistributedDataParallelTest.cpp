@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -133,7 +134,22 @@ double relativeDifference(const Tensor& a, const Tensor& b) {
   return (a - b).norm().item<double>() / b.norm().item<double>();
 }
 
-enum class Mode { Eager, Traced, Graph };
+// Graph: an nn::Graph on a model DDP was constructed on; GraphAlone: without DDP, so the
+// graph's first call must make the replicas equal itself.
+enum class Mode { Eager, Traced, Graph, GraphAlone };
+
+// Whether every rank holds the same values of `state` (their sum over the ranks is n times
+// each rank's own).
+std::vector<std::string> unequalOverRanks(const OrderedDict<Tensor>& state) {
+  std::vector<std::string> unequal;
+  for (const auto& [name, p] : state) {
+    Tensor sum = p.detach().clone();
+    dist::all_reduce(sum);
+    if (relativeDifference(sum, p.detach() * double(dist::world_size())) > 1e-6)
+      unequal.push_back(name);
+  }
+  return unequal;
+}
 
 // Trains with `accumulate` micro-batches per step, eagerly, or traced or as an nn::Graph on
 // `backend`.
@@ -142,15 +158,17 @@ void expectEquivalentToOneProcess(int accumulate, double bucketCapMb, Mode mode 
   const int n = dist::world_size(), r = dist::rank();
   manual_seed(uint64_t(100 + r));  // different weights on every rank until the broadcast
   nn::Sequential model = mlp();
-  nn::DistributedDataParallel ddp(model, {.bucket_cap_mb = bucketCapMb});
+  std::optional<nn::DistributedDataParallel> ddp;
+  if (mode != Mode::GraphAlone) ddp.emplace(model, nn::DistributedDataParallelOptions{.bucket_cap_mb = bucketCapMb});
   nn::Sequential reference = mlp();
   reference->load_state_dict(model->state_dict());
-  for (const auto& [name, p] : model->named_parameters()) {
-    // Every rank now holds rank 0's weights: their sum over ranks is n times its own.
-    Tensor sum = p.detach().clone();
-    dist::all_reduce(sum);
-    EXPECT_LT(relativeDifference(sum, p.detach() * double(n)), 1e-6) << name;
+  if (mode == Mode::GraphAlone) {
+    // The replicas differ until the graph's first call; the reference starts from rank 0's.
+    if (n > 1) EXPECT_EQ(unequalOverRanks(model->named_parameters()).size(), 4u);
+    for (const Tensor& p : reference->parameters()) dist::broadcast(p, 0);
   }
+  // Every rank's reference (and with DDP, its model) now holds rank 0's weights.
+  EXPECT_EQ(unequalOverRanks(reference->named_parameters()), std::vector<std::string>{});
 
   const int64_t examples = int64_t(n) * kPerRankBatch * kSteps * accumulate;
   auto sampler = std::make_shared<data::DistributedSampler>(data::DistributedSamplerOptions{
@@ -160,11 +178,13 @@ void expectEquivalentToOneProcess(int accumulate, double bucketCapMb, Mode mode 
   data::DataLoader whole(dataset(examples),
                          data::DataLoaderOptions(size_t(n * kPerRankBatch)).shuffle(true).seed(5));
   switch (mode) {
-    case Mode::Eager: train(model, perRank, &ddp, accumulate); break;
-    case Mode::Traced: trainTraced(model, perRank, ddp, backend); break;
-    case Mode::Graph: trainGraph(model, perRank, backend, bucketCapMb, accumulate); break;
+    case Mode::Eager: train(model, perRank, &*ddp, accumulate); break;
+    case Mode::Traced: trainTraced(model, perRank, *ddp, backend); break;
+    case Mode::Graph:
+    case Mode::GraphAlone: trainGraph(model, perRank, backend, bucketCapMb, accumulate); break;
   }
-  train(reference, whole, nullptr, accumulate, mode == Mode::Graph ? 0.1 / accumulate : 0.1);
+  const bool graph = mode == Mode::Graph || mode == Mode::GraphAlone;
+  train(reference, whole, nullptr, accumulate, graph ? 0.1 / accumulate : 0.1);
 
   auto trained = model->named_parameters();
   for (const auto& [name, want] : reference->named_parameters()) {
@@ -199,6 +219,15 @@ TEST(DistributedDataParallelTest, TracedStepMatchesOneProcess) {
 
 TEST(DistributedDataParallelTest, DataParallelGraphMatchesOneProcess) {
   expectEquivalentOnBothBackends(Mode::Graph);
+}
+
+// Without DDP, the ranks start from different weights (seeded by rank): the graph's first
+// call broadcasts rank 0's parameters, so they train as one process from rank 0's.
+TEST(DistributedDataParallelTest, DataParallelGraphStartsFromRankZerosParameters) {
+  for (const char* backend : {"INTERP", "MLIR"}) {
+    SCOPED_TRACE(backend);
+    expectEquivalentToOneProcess(1, 256.0 / (1024 * 1024), Mode::GraphAlone, backend);
+  }
 }
 
 TEST(DistributedDataParallelTest, DataParallelGraphWithGradientAccumulation) {

@@ -224,6 +224,37 @@ TEST_F(DistributedTest, AllReduceStartAndWaitOps) {
                         "kiln::wait: no all_reduce_start is in flight on this float32 [2] tensor");
 }
 
+// With the progress thread off and on (it tests the requests in flight on its own thread
+// while this one computes), the results are the same, and every wait is counted.
+TEST_F(DistributedTest, AsyncProgressOffAndOn) {
+  const bool initially = dist::async_progress();
+  EXPECT_TRUE(initially);  // the default (KILN_DIST_PROGRESS unset)
+  for (const bool on : {false, true, false, true}) {
+    SCOPED_TRACE(on ? "progress on" : "progress off");
+    dist::set_async_progress(on);
+    EXPECT_EQ(dist::async_progress(), on);
+    dist::reset_comm_stats();
+    std::vector<Tensor> tensors;
+    std::vector<dist::Work> works;
+    for (int k = 0; k < 4; ++k) {
+      tensors.push_back(full({1000 * (k + 1)}, double(r + k)));
+      works.push_back(dist::all_reduce_async(tensors.back(), k % 2 ? ReduceOp::Mean : ReduceOp::Sum));
+    }
+    for (dist::Work& w : works) w.wait();
+    for (int k = 0; k < 4; ++k) {
+      const double sum = n * (n - 1) / 2.0 + double(n) * k;
+      EXPECT_EQ(values(tensors[size_t(k)]),
+                std::vector<double>(size_t(1000 * (k + 1)), k % 2 ? sum / n : sum));
+    }
+    const dist::CommStats stats = dist::comm_stats();
+    EXPECT_EQ(stats.waits, 4);
+    EXPECT_LE(stats.completed_before_wait, 4);
+    EXPECT_GE(stats.blocked_seconds, 0);
+    EXPECT_GE(stats.issue_to_wait_seconds, 0);
+  }
+  dist::set_async_progress(initially);
+}
+
 TEST_F(DistributedTest, OtherCollectivesRefuseToRunInsideATrace) {
   RecordingHook hook;
   DispatchHookGuard guard(&hook);
