@@ -144,8 +144,9 @@ def KilnScheduleCollectivesPass
     Then every `kiln.wait` moves down to just before the first op that reads
     its result, taking along the slices and reshapes that scatter it back into
     gradients, so the optimizer updates the buckets that arrived while later
-    ones are still in flight. A wait may pass starts and pure ops, never
-    another wait (waits keep their starts' order), a blocking
+    ones are still in flight. A wait may pass starts, pure ops and waits read
+    by a different op (the optimizer reads buckets in the reverse of their
+    start order), never a wait for the same reader, a blocking
     `kiln.all_reduce` or a callback. The tracer runs it
     on each recording (`scheduleCollectives`), before any backend sees it.
   }];

