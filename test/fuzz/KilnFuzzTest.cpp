@@ -236,6 +236,31 @@ TEST(KilnFuzzGenerator, ProgramsAreWellConditionedAndEagerRunsThem) {
   }
 }
 
+// --wide-dims: programs with rows of 128 and 133 elements (HALIDE's eight-vector rows
+// start at 128 floats), still well conditioned and run by eager; without it none.
+TEST(KilnFuzzGenerator, WideDimsReachRowsOf128AndMore) {
+  int wide = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    for (bool wideDims : {false, true}) {
+      Program p = generate(seed, {.maxOps = 12, .wideDims = wideDims});
+      const std::string text = printCase(p, "seed_" + std::to_string(seed), "");
+      ASSERT_TRUE(wellConditioned(p)) << text;
+      // 133 = 7 x 19 is no product of the default sizes (reshapes and concats merge dims).
+      for (const Node& n : p.nodes)
+        if (!wideDims) EXPECT_EQ(std::count(n.shape.begin(), n.shape.end(), 133), 0) << text;
+      if (wideDims && std::any_of(p.nodes.begin(), p.nodes.end(), [](const Node& n) {
+            return n.op == Op::Input && !n.shape.empty() && n.shape.back() >= 128;
+          }))
+        ++wide;
+      if (wideDims) {
+        std::vector<Problem> problems = check(p, {.configs = {}, .calls = 1});
+        EXPECT_THAT(problems, IsEmpty()) << problems[0].message << "\n" << text;
+      }
+    }
+  }
+  EXPECT_GE(wide, 5);
+}
+
 // What batchPrograms() saw of the programs it generated.
 struct BatchStats {
   int followed = 0;      // programs with an output that follows B or S

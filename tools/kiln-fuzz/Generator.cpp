@@ -16,6 +16,9 @@ namespace {
 constexpr int64_t kMaxNumel = 2048;
 constexpr int64_t kMaxNumelAtLargestBatch = int64_t(1) << 16;
 constexpr int64_t kDims[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 17, 20, 33};
+// --wide-dims: also rows of 128 floats and more, which code generators treat apart (HALIDE
+// vectorizes them eight vectors per iteration) and which kDims never reaches.
+constexpr int64_t kWideDims[] = {1, 2, 3, 4, 5, 6, 7, 8, 11, 13, 17, 20, 33, 128, 133};
 
 int64_t numel(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t(1), std::multiplies<>()); }
 
@@ -101,6 +104,7 @@ class Gen {
   // ---- values and leaves ----------------------------------------------------------------
   bool batched() const { return p_.batch > 0; }
   bool anyDims() const { return options_.dims != GenOptions::Dims::First; }
+  int64_t dim() { return options_.wideDims ? rng_.pick(kWideDims) : rng_.pick(kDims); }
 
   // Facts are inferred at the largest batch size, where reductions over the batch are
   // longest, so the guards they place hold at every size.
@@ -194,7 +198,7 @@ class Gen {
 
   Shape randomShape(int64_t rank) {
     Shape s;
-    for (int64_t i = 0; i < rank; ++i) s.push_back(rng_.pick(kDims));
+    for (int64_t i = 0; i < rank; ++i) s.push_back(dim());
     while (numel(s) > kMaxNumel) s[size_t(rng_.below(rank))] = rng_.between(1, 4);
     return s;
   }
@@ -471,7 +475,7 @@ class Gen {
     const int a = bounded(pickValue(), 8);
     if (rank(a) == 0) return -1;
     const Shape as = shape(a), af = node(a).batch;
-    const int64_t k = as.back(), m = rng_.pick(kDims), how = rng_.below(4);
+    const int64_t k = as.back(), m = dim(), how = rng_.below(4);
     // A contraction over a dynamic size: the other operand, an input, holds it too.
     const int64_t kf = af.back();
     if (fuzz::follows(kf) && !anyDims()) return -1;
@@ -507,7 +511,7 @@ class Gen {
   int addmm() {
     const int a = pickValue(2);
     if (a < 0) return -1;
-    const int64_t m = rng_.pick(kDims);
+    const int64_t m = dim();
     if (follows(a, 1)) return -1;
     Node n = unary(Op::Addmm, a);
     const int b = floatLeaf({shape(a)[1], m}, n.dtype);

@@ -18,6 +18,9 @@ struct GenOptions {
   // shape are state. Values are kept
   // well-conditioned at every batch size up to kLargestBatch.
   bool batch = false;
+  // Dims drawn also from 128 and 133 (rows wider than the default sizes' 33; the same
+  // seed gives other programs than without it).
+  bool wideDims = false;
   // Which dims of a batch program's inputs are dynamic. First: dim 0, B. Any: one dim per
   // input, B, at a position drawn per program (dim 0, dim 1, the last or a middle dim);
   // the ops may then also contract over it (matmul), concatenate inputs along it and
