@@ -61,6 +61,50 @@ TEST_F(HalideKernelsTest, ElementwiseKernelsFollowTheEagerNaNRules) {
   EXPECT_EQ(eq, (std::vector<uint8_t>{1, 0, 1, 1, 1, 1}));  // NaN == NaN is false
 }
 
+// Rows of 128 floats or more are computed eight AVX-512 vectors (128 lanes) at a time,
+// with a guarded tail: each lane, in the wide part and in the tail, gives the eager
+// kernels' values, IEEE special values (inf, -inf, NaN, -0) included.
+TEST_F(HalideKernelsTest, WideVectorsAndTheirTailKeepIeeeValues) {
+  auto kernel = parse(R"mlir(
+    func.func private @k(%a: tensor<2x133xf32>) -> (tensor<2x133xf32>, tensor<2x133xf32>, tensor<2x133xf32>, tensor<2x133xf32>)
+        attributes {kiln.kernel = "fusion"} {
+      %e = kiln.exp %a : tensor<2x133xf32>
+      %t = kiln.tanh %a : tensor<2x133xf32>
+      %s = kiln.sigmoid %a : tensor<2x133xf32>
+      %r = kiln.sqrt %a : tensor<2x133xf32>
+      return %e, %t, %s, %r : tensor<2x133xf32>, tensor<2x133xf32>, tensor<2x133xf32>, tensor<2x133xf32>
+    })mlir");
+  std::string why;
+  auto compiled = halideKernels().compile(kernel, false, cache, why);
+  ASSERT_TRUE(compiled) << why;
+  EXPECT_NE(compiled->lowered().find("float32x128"), std::string::npos) << compiled->lowered();
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const float special[] = {kInf, -kInf, kNaN, -0.0f, 0.0f, 1e-40f, -100.0f, 100.0f, -3.5f};
+  const int n = 2 * 133;
+  std::vector<float> a(n), e(n), t(n), s(n), r(n);
+  for (int i = 0; i < n; ++i) a[size_t(i)] = float(i % 37) * 0.37f - 6.0f;
+  for (int at : {0, 60, 124, 128}) {  // in the wide vectors and in the tail (128..132) of each row
+    for (size_t k = 0; k < std::size(special); ++k) a[size_t(at + 133 * int(k % 2)) + k / 2] = special[k];
+  }
+  void* operands[] = {a.data()};
+  void* results[] = {e.data(), t.data(), s.data(), r.data()};
+  compiled->run(operands, results);
+  // The float32 formulas of the eager kernels, with libm's exp and tanh: within a few ulp
+  // (a few of the smallest subnormal apart below FLT_MIN), exact where 0, inf or NaN.
+  auto same = [](float got, float want) {
+    if (std::isnan(want)) return std::isnan(got);
+    if (want == 0 || std::isinf(want)) return got == want && std::signbit(got) == std::signbit(want);
+    return std::abs(got - want) <= 4e-7f * std::abs(want) + 8 * std::numeric_limits<float>::denorm_min();
+  };
+  for (int i = 0; i < n; ++i) {
+    const float x = a[size_t(i)];
+    EXPECT_PRED2(same, e[size_t(i)], std::exp(x)) << "exp at " << i << " of " << x;
+    EXPECT_PRED2(same, t[size_t(i)], std::tanh(x)) << "tanh at " << i << " of " << x;
+    EXPECT_PRED2(same, s[size_t(i)], 1.0f / (1.0f + std::exp(-x))) << "sigmoid at " << i << " of " << x;
+    EXPECT_PRED2(same, r[size_t(i)], std::sqrt(x)) << "sqrt at " << i << " of " << x;
+  }
+}
+
 // KILN_DUMP_IR writes what lowered() gives: Halide's loop nest of the kernel.
 TEST_F(HalideKernelsTest, LoweredIsHalidesStatement) {
   auto kernel = parse(R"mlir(
@@ -188,27 +232,33 @@ TEST_F(HalideKernelsTest, AutoscheduledKernelsAreCachedPerThreadCount) {
 }
 
 // Results of one shape are computed in one loop nest, so a result written over its operand
-// (a state updated in place) does not change what the other results read.
+// (a state updated in place) does not change what the other results read: at 16 lanes
+// (37 elements) and at eight vectors with a tail (133).
 TEST_F(HalideKernelsTest, ResultsOfOneShapeReadOperandsBeforeAnyIsWritten) {
-  auto kernel = parse(R"mlir(
-    func.func private @k(%s: tensor<37xf32>, %x: tensor<37xf32>) -> (tensor<37xf32>, tensor<37xf32>)
-        attributes {kiln.kernel = "fusion"} {
-      %u = kiln.add %s, %x : tensor<37xf32>
-      %c = kiln.constant dense<2.0> : tensor<37xf32>
-      %o = kiln.mul %u, %c : tensor<37xf32>
-      return %o, %u : tensor<37xf32>, tensor<37xf32>
-    })mlir");
-  std::string why;
-  auto compiled = halideKernels().compile(kernel, /*inPlace=*/true, cache, why);
-  ASSERT_TRUE(compiled) << why;
-  std::vector<float> s(37), x(37, 1.0f), out(37);
-  for (int i = 0; i < 37; ++i) s[size_t(i)] = float(i);
-  void* operands[] = {s.data(), x.data()};
-  void* results[] = {out.data(), s.data()};  // result 1 written over operand 0
-  compiled->run(operands, results);
-  for (int i = 0; i < 37; ++i) {
-    EXPECT_EQ(s[size_t(i)], float(i) + 1) << i;
-    EXPECT_EQ(out[size_t(i)], 2 * (float(i) + 1)) << i;
+  for (int n : {37, 133}) {
+    std::string source = R"mlir(
+      func.func private @k(%s: tensor<Nxf32>, %x: tensor<Nxf32>) -> (tensor<Nxf32>, tensor<Nxf32>)
+          attributes {kiln.kernel = "fusion"} {
+        %u = kiln.add %s, %x : tensor<Nxf32>
+        %c = kiln.constant dense<2.0> : tensor<Nxf32>
+        %o = kiln.mul %u, %c : tensor<Nxf32>
+        return %o, %u : tensor<Nxf32>, tensor<Nxf32>
+      })mlir";
+    for (size_t at = source.find("<N"); at != std::string::npos; at = source.find("<N"))
+      source.replace(at + 1, 1, std::to_string(n));
+    auto kernel = parse(source.c_str());
+    std::string why;
+    auto compiled = halideKernels().compile(kernel, /*inPlace=*/true, cache, why);
+    ASSERT_TRUE(compiled) << why;
+    std::vector<float> s(static_cast<size_t>(n)), x(static_cast<size_t>(n), 1.0f), out(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) s[size_t(i)] = float(i);
+    void* operands[] = {s.data(), x.data()};
+    void* results[] = {out.data(), s.data()};  // result 1 written over operand 0
+    compiled->run(operands, results);
+    for (int i = 0; i < n; ++i) {
+      EXPECT_EQ(s[size_t(i)], float(i) + 1) << n << ": " << i;
+      EXPECT_EQ(out[size_t(i)], 2 * (float(i) + 1)) << n << ": " << i;
+    }
   }
 }
 
