@@ -310,6 +310,9 @@ struct Reduction {
   bool pairs = false;
   bool contiguous = false;
   int64_t innerExtent = 0;
+  // The reduced operand, when a transcendental op computes it and the kernel reads it
+  // elsewhere too (softmax's exp): computed once per row beside the row reduction.
+  std::optional<Func> sharedOperand;
 };
 
 // Which schedule the Funcs get: the hand schedule for the CPU (the default), none (an
@@ -381,12 +384,21 @@ class Translator {
     if (mode_ != Schedule::CpuHand) return;
     const int threads = std::max(1, kiln::get_num_threads());
     for (size_t g = 0; g < outputs_.size(); ++g) scheduleElementwise(outputs_[g], outputShapes_[g], threads);
+    std::set<std::string> sharedScheduled;
     for (Reduction& r : reductions_) {
       if (r.row && outputs_.size() == 1 && !outputShapes_[0].empty()) {
         // Each row's statistics beside the row's elements: the input is read from memory
         // once (kiln-tile-rows' tiles in the MLIR backend).
         r.acc.compute_at(outputs_[0], kilnVars()[0]);
         scheduled_ += "row-reduction ";
+        if (r.sharedOperand && sharedScheduled.insert(r.sharedOperand->name()).second) {
+          Func& operand = *r.sharedOperand;
+          operand.compute_at(outputs_[0], kilnVars()[0]);
+          const int width = vectorWidth(operand.output_types()[0], r.innerExtent);
+          if (r.innerExtent >= width)  // the last reduced dim is the operand's innermost
+            operand.vectorize(kilnVars()[size_t(operand.dimensions() - 1)], width, Halide::TailStrategy::GuardWithIf);
+          scheduled_ += "row-operand ";
+        }
       } else {
         r.acc.compute_root();
         // Independent accumulators split over the pool by their outermost dim.
@@ -615,7 +627,7 @@ class Translator {
         }
       }
       reductions_.push_back({a, isRowReduction(dims, rank, keep), keptShape, outerKept, dims.front(), *domain,
-                             pairs, contiguous, input.getDimSize(dims.back())});
+                             pairs, contiguous, input.getDimSize(dims.back()), sharedOperand(op)});
       return a;
     };
     const double inf = std::numeric_limits<double>::infinity();
@@ -655,6 +667,14 @@ class Translator {
     if (kind == mk::ReduceKind::mean) total = total / constant(acc, double(count));
     define(f, type.getRank(), convert(total, result));
     return f;
+  }
+
+  std::optional<Func> sharedOperand(mk::ReduceOp op) {
+    mlir::Operation* def = op.getX().getDefiningOp();
+    if (!def || op.getX().hasOneUse() ||
+        !llvm::isa<mk::ExpOp, mk::LogOp, mk::TanhOp, mk::SigmoidOp, mk::GeluOp, mk::SinOp, mk::CosOp>(def))
+      return std::nullopt;
+    return value(op.getX());
   }
 
   // Whether the reduced dims are the trailing dims [k, rank), k >= 1, with keep_dims: the
@@ -771,18 +791,22 @@ class Translator {
     return fused;
   }
 
+  // Eight AVX-512 vectors per iteration where the row holds them (16 lanes of f32, 8 of
+  // f64, each), as independent chains the core can overlap: the polynomials of exp and
+  // tanh are long chains of dependent multiplies and adds (no fma under StrictFloat), and
+  // at one vector per iteration the core waited on their latency. bench/traced's mixed
+  // chain: 1.91x MLIR at one vector, about 1.1x at eight (docs/BACKENDS.md).
+  static int vectorWidth(const Halide::Type& type, int64_t row) {
+    const int lanes = type.bits() <= 32 ? 16 : 8;
+    return row >= 8 * lanes ? 8 * lanes : lanes;
+  }
+
   void scheduleElementwise(Func& f, const std::vector<int64_t>& shape, int threads) {
     const int64_t rank = int64_t(shape.size());
     if (rank == 0) return;
     int64_t numel = 1;
     for (int64_t d : shape) numel *= d;
-    // Eight AVX-512 vectors per iteration where the row holds them (16 lanes of f32, 8 of
-    // f64, each), as independent chains the core can overlap: the polynomials of exp and
-    // tanh are long chains of dependent multiplies and adds (no fma under StrictFloat), and
-    // at one vector per iteration the core waited on their latency. bench/traced's mixed
-    // chain: 1.91x MLIR at one vector, about 1.1x at eight (docs/BACKENDS.md).
-    const int lanes = f.output_types()[0].bits() <= 32 ? 16 : 8;
-    const int width = shape.back() >= 8 * lanes ? 8 * lanes : lanes;
+    const int width = vectorWidth(f.output_types()[0], shape.back());
     const Var inner = kilnVars()[size_t(rank - 1)];
     const bool large = numel >= 32768 && threads > 1;
     // GuardWithIf, not ShiftInwards: a state updated in place is a result that is also an

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "dialect/KilnDialect.h"
@@ -29,6 +30,23 @@ class HalideKernelsTest : public ::testing::Test {
     return *module->getOps<mlir::func::FuncOp>().begin();
   }
 
+  // `kernel` compiled under KILN_HALIDE_SCHEDULE=schedule and run on `input`: its one
+  // result (`count` floats, -1 where it did not compile) and how it describes itself.
+  std::pair<std::vector<float>, std::string> runScheduled(const char* schedule, mlir::func::FuncOp kernel,
+                                                          std::vector<float>& input, size_t count) {
+    setenv("KILN_HALIDE_SCHEDULE", schedule, 1);
+    std::string why;
+    auto compiled = halideKernels().compile(kernel, false, cache, why);
+    unsetenv("KILN_HALIDE_SCHEDULE");
+    EXPECT_TRUE(compiled) << schedule << ": " << why;
+    std::vector<float> out(count, -1);
+    if (!compiled) return {out, ""};
+    void* operands[] = {input.data()};
+    void* results[] = {out.data()};
+    compiled->run(operands, results);
+    return {out, compiled->describe()};
+  }
+
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   // Kernels go through the disk cache, as HALIDE compiles them by default: compiled to
@@ -37,6 +55,22 @@ class HalideKernelsTest : public ::testing::Test {
 };
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Softmax over the rows of a [rows, cols] float32 tensor, as kiln-fuse makes it one kernel.
+std::string softmaxSource(int rows, int cols) {
+  const std::string t = "tensor<" + std::to_string(rows) + "x" + std::to_string(cols) + "xf32>";
+  const std::string r = "tensor<" + std::to_string(rows) + "x1xf32>";
+  const std::string shape = "shape = [" + std::to_string(rows) + ", " + std::to_string(cols) + "]";
+  return "func.func private @softmax(%x: " + t + ") -> " + t + " attributes {kiln.kernel = \"fusion\"} {\n" +
+         "  %m = kiln.reduce max %x, dims = [1] keep_dims : " + t + "\n" +
+         "  %mb = kiln.broadcast_in_dim %m, dims = [0, 1], " + shape + " : " + r + "\n" +
+         "  %d = kiln.sub %x, %mb : " + t + "\n" +
+         "  %e = kiln.exp %d : " + t + "\n" +
+         "  %s = kiln.reduce sum %e, dims = [1] keep_dims : " + t + "\n" +
+         "  %sb = kiln.broadcast_in_dim %s, dims = [0, 1], " + shape + " : " + r + "\n" +
+         "  %y = kiln.div %e, %sb : " + t + "\n" +
+         "  return %y : " + t + "\n}";
+}
 
 TEST_F(HalideKernelsTest, ElementwiseKernelsFollowTheEagerNaNRules) {
   auto kernel = parse(R"mlir(
@@ -103,6 +137,32 @@ TEST_F(HalideKernelsTest, WideVectorsAndTheirTailKeepIeeeValues) {
     EXPECT_PRED2(same, s[size_t(i)], 1.0f / (1.0f + std::exp(-x))) << "sigmoid at " << i << " of " << x;
     EXPECT_PRED2(same, r[size_t(i)], std::sqrt(x)) << "sqrt at " << i << " of " << x;
   }
+}
+
+// Softmax's exp is read by the row sum and by the output: computed once per row beside the
+// row's reductions ("row-operand"), with the values of an autoscheduled pipeline and the
+// IEEE rules of softmax: an inf in a row makes it NaN, as a NaN does; -inf gives 0.
+TEST_F(HalideKernelsTest, SoftmaxComputesItsExpOncePerRow) {
+  auto kernel = parse(softmaxSource(3, 133).c_str());
+  std::vector<float> a(3 * 133);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(i % 23) / 4.0f - 3.0f;
+  a[5] = -std::numeric_limits<float>::infinity();
+  a[130] = -0.0f;                                       // row 0's tail
+  a[133 + 131] = std::numeric_limits<float>::infinity();  // row 1's tail
+  a[2 * 133 + 7] = kNaN;
+  const auto [hand, described] = runScheduled("hand", kernel, a, a.size());
+  EXPECT_NE(described.find("row-operand"), std::string::npos) << described;
+  const std::vector<float> automatic = runScheduled("Mullapudi2016", kernel, a, a.size()).first;
+  ASSERT_EQ(hand.size(), automatic.size());
+  for (size_t i = 0; i < hand.size(); ++i)
+    EXPECT_TRUE(hand[i] == automatic[i] || (std::isnan(hand[i]) && std::isnan(automatic[i]))) << i;
+  double sum = 0, max = 0;
+  for (size_t i = 0; i < 133; ++i) max = std::max(max, double(a[i]));
+  for (size_t i = 0; i < 133; ++i) sum += std::exp(double(a[i]) - max);
+  for (size_t i = 0; i < 133; ++i)
+    EXPECT_NEAR(hand[i], std::exp(double(a[i]) - max) / sum, 1e-7) << i;
+  EXPECT_EQ(hand[5], 0.0f);
+  for (size_t i = 133; i < hand.size(); ++i) EXPECT_TRUE(std::isnan(hand[i])) << i;
 }
 
 // KILN_DUMP_IR writes what lowered() gives: Halide's loop nest of the kernel.
@@ -181,24 +241,11 @@ TEST_F(HalideKernelsTest, AnAutoschedulerGivesTheSameValues) {
     })mlir");
   std::vector<float> a(320);
   for (size_t i = 0; i < a.size(); ++i) a[i] = float(i % 17) / 8.0f - 1.0f;
-  auto run = [&](const char* schedule) {
-    setenv("KILN_HALIDE_SCHEDULE", schedule, 1);
-    std::string why;
-    auto compiled = halideKernels().compile(kernel, false, cache, why);
-    unsetenv("KILN_HALIDE_SCHEDULE");
-    EXPECT_TRUE(compiled) << schedule << ": " << why;
-    std::vector<float> sums(8, -1);
-    if (!compiled) return sums;
-    void* operands[] = {a.data()};
-    void* results[] = {sums.data()};
-    compiled->run(operands, results);
-    EXPECT_NE(compiled->describe().find(std::string(schedule) == "hand" ? "vector-lanes" : schedule),
-              std::string::npos)
-        << compiled->describe();
-    return sums;
-  };
-  const std::vector<float> hand = run("hand");
-  EXPECT_EQ(run("Mullapudi2016"), hand);
+  const auto [hand, described] = runScheduled("hand", kernel, a, 8);
+  EXPECT_NE(described.find("vector-lanes"), std::string::npos) << described;
+  const auto [automatic, describedAuto] = runScheduled("Mullapudi2016", kernel, a, 8);
+  EXPECT_NE(describedAuto.find("Mullapudi2016"), std::string::npos) << describedAuto;
+  EXPECT_EQ(automatic, hand);
 
   setenv("KILN_HALIDE_SCHEDULE", "Fastest", 1);
   std::string why;
@@ -285,17 +332,7 @@ TEST_F(HalideKernelsTest, CudaScheduleGivesPtxWithoutAGpu) {
 }
 
 TEST_F(HalideKernelsTest, CudaSoftmaxIsOneBlockPerRow) {
-  auto kernel = parse(R"mlir(
-    func.func private @softmax(%x: tensor<8x100xf32>) -> tensor<8x100xf32> attributes {kiln.kernel = "fusion"} {
-      %m = kiln.reduce max %x, dims = [1] keep_dims : tensor<8x100xf32>
-      %mb = kiln.broadcast_in_dim %m, dims = [0, 1], shape = [8, 100] : tensor<8x1xf32>
-      %d = kiln.sub %x, %mb : tensor<8x100xf32>
-      %e = kiln.exp %d : tensor<8x100xf32>
-      %s = kiln.reduce sum %e, dims = [1] keep_dims : tensor<8x100xf32>
-      %sb = kiln.broadcast_in_dim %s, dims = [0, 1], shape = [8, 100] : tensor<8x1xf32>
-      %y = kiln.div %e, %sb : tensor<8x100xf32>
-      return %y : tensor<8x100xf32>
-    })mlir");
+  auto kernel = parse(softmaxSource(8, 100).c_str());
   std::string why;
   auto compiled = compileForCuda(kernel, false, why);
   ASSERT_TRUE(compiled) << why;
