@@ -63,6 +63,10 @@ void Flags::add(std::string name, std::optional<int64_t>& value, std::string met
           OptionalInt{&value});
 }
 
+void Flags::add(std::string name, bool& value, std::string help) {
+  declare(std::move(name), "", std::move(help), value ? "on" : "off", Switch{&value});
+}
+
 void Flags::declare(std::string name, std::string metavar, std::string help,
                     std::string defaultText, Target target) {
   flags_.push_back({std::move(name), std::move(metavar), std::move(help),
@@ -101,6 +105,8 @@ std::optional<std::string> Flags::assign(const Flag& flag, const std::string& te
             return bad("is outside [" + show(target.min) + ", " + show(target.max) + "]");
           *target.value = *x;
           return std::nullopt;
+        } else if constexpr (std::is_same_v<T, Switch>) {
+          return std::optional<std::string>("--" + flag.name + " takes no value");
         } else {
           if (text.empty()) return bad("is empty");
           *target.value = text;
@@ -129,6 +135,10 @@ std::optional<std::string> Flags::parse(int argc, const char* const* argv, bool&
     for (const Flag& f : flags_)
       if (f.name == name) flag = &f;
     if (!flag) return "unknown flag --" + name;
+    if (auto* on = std::get_if<Switch>(&flag->target); on && !value) {
+      *on->value = true;
+      continue;
+    }
     if (!value) {
       if (i + 1 == argc) return "--" + name + " needs a value (" + flag->metavar + ")";
       value = argv[++i];
@@ -158,7 +168,8 @@ std::string Flags::usage() const {
   size_t width = 0;
   for (const Flag& f : flags_) width = std::max(width, f.name.size() + f.metavar.size() + 3);
   for (const Flag& f : flags_) {
-    os << "  " << std::left << std::setw(int(width)) << ("--" + f.name + " " + f.metavar)
+    const std::string spelled = f.metavar.empty() ? "--" + f.name : "--" + f.name + " " + f.metavar;
+    os << "  " << std::left << std::setw(int(width)) << spelled
        << "  " << f.help << " (default " << f.defaultText << ")\n";
   }
   os << "  " << std::left << std::setw(int(width)) << "--help" << "  prints this text\n";

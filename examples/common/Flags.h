@@ -17,7 +17,8 @@ namespace kiln::examples {
 //   flags.add("epochs", epochs, "N", "passes over the training set");
 //   flags.parseOrExit(argc, argv);
 //
-// Every flag takes a value; --help prints the usage. Errors name the flag and the value.
+// Every flag takes a value except switches (`--distributed`); --help prints the usage.
+// Errors name the flag and the value.
 class Flags {
  public:
   Flags(std::string program, std::string summary);
@@ -34,6 +35,8 @@ class Flags {
   // An integer of at least 1, or unset (the default shows as `unsetText`).
   void add(std::string name, std::optional<int64_t>& value, std::string metavar,
            std::string help, std::string unsetText);
+  // A switch: off unless given, `--name` alone turns it on (it takes no value).
+  void add(std::string name, bool& value, std::string help);
 
   // Parses argv[1..argc) into the variables. Returns an error message ("--epochs: 'x' is
   // not an integer"), or nothing on success; `helpAsked` is set for --help / -h.
@@ -54,7 +57,8 @@ class Flags {
   struct Real { double* value; double min, max; };
   struct Text { std::string* value; };
   struct OptionalInt { std::optional<int64_t>* value; };
-  using Target = std::variant<Int, Uint, Real, Text, OptionalInt>;
+  struct Switch { bool* value; };
+  using Target = std::variant<Int, Uint, Real, Text, OptionalInt, Switch>;
 
   struct Flag {
     std::string name;

@@ -18,6 +18,7 @@ struct FlagsFixture : ::testing::Test {
   double lr = 0.1;
   std::string path = "/default";
   std::optional<int64_t> limit;
+  bool verbose = false;
   Flags flags{"prog", "Does things."};
   bool helpAsked = false;
 
@@ -28,6 +29,7 @@ struct FlagsFixture : ::testing::Test {
     flags.add("lr", lr, "X", "rate", 0.0, 10.0);
     flags.add("path", path, "DIR", "where");
     flags.add("limit", limit, "N", "first N", "all");
+    flags.add("verbose", verbose, "talk more");
   }
 
   std::optional<std::string> parse(std::vector<const char*> args) {
@@ -43,13 +45,15 @@ TEST_F(FlagsFixture, DefaultsStayWithoutArguments) {
   EXPECT_EQ(lr, 0.1);
   EXPECT_EQ(path, "/default");
   EXPECT_EQ(limit, std::nullopt);
+  EXPECT_FALSE(verbose);
   EXPECT_FALSE(helpAsked);
 }
 
 TEST_F(FlagsFixture, SpaceAndEqualsFormsSetEveryKind) {
   EXPECT_EQ(parse({"--epochs", "5", "--zero-ok=0", "--seed=18446744073709551615", "--lr", "2.5e-2",
-                   "--path=/data/x", "--limit", "256"}),
+                   "--path=/data/x", "--verbose", "--limit", "256"}),
             std::nullopt);
+  EXPECT_TRUE(verbose);
   EXPECT_EQ(epochs, 5);
   EXPECT_EQ(zeroOk, 0);
   EXPECT_EQ(seed, UINT64_MAX);
@@ -88,6 +92,16 @@ TEST_F(FlagsFixture, ErrorsNameTheFlagAndTheValue) {
   EXPECT_EQ(parse({"--lr", "11"}), "--lr: '11' is outside [0, 10]");
   EXPECT_EQ(parse({"--path="}), "--path: '' is empty");
   EXPECT_EQ(parse({"--limit", "0"}), "--limit: '0' is less than 1");
+  EXPECT_EQ(parse({"--verbose=yes"}), "--verbose takes no value");
+  EXPECT_EQ(parse({"--verbose="}), "--verbose takes no value");
+}
+
+// A switch takes no value: the argument after it is parsed as the next flag.
+TEST_F(FlagsFixture, ASwitchLeavesTheNextArgumentAlone) {
+  EXPECT_EQ(parse({"--verbose", "--epochs", "3"}), std::nullopt);
+  EXPECT_TRUE(verbose);
+  EXPECT_EQ(epochs, 3);
+  EXPECT_EQ(parse({"--verbose", "3"}), "unexpected argument '3'");
 }
 
 TEST_F(FlagsFixture, UsageListsEveryFlagWithItsDefault) {
@@ -102,6 +116,7 @@ TEST_F(FlagsFixture, UsageListsEveryFlagWithItsDefault) {
             "  --lr X       rate (default 0.1)\n"
             "  --path DIR   where (default /default)\n"
             "  --limit N    first N (default all)\n"
+            "  --verbose    talk more (default off)\n"
             "  --help       prints this text\n");
 }
 
