@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Cuda.h"
 #include "kiln/core/Ops.h"
+#include "kiln/data/Sampler.h"
 
 namespace kiln::examples {
 
@@ -31,6 +33,12 @@ void addTrainingFlags(Flags& flags, TrainingOptions& o, const std::string& lrHel
 
 void addLimitFlag(Flags& flags, TrainingOptions& o) {
   flags.add("limit", o.limit, "N", "use only the first N training and N test examples", "all");
+}
+
+void addDistributedFlag(Flags& flags, TrainingOptions& o) {
+  flags.add("distributed", o.distributed,
+            "train data-parallel as one rank of an MPI job (mpirun -np N ...): each rank\n"
+            "takes --batch-size / N examples of every batch, rank 0 prints");
 }
 
 void addDeviceFlag(Flags& flags, std::string& device) {
@@ -122,17 +130,72 @@ data::TensorDataset prepareFashionMnist(data::MNIST set, std::optional<int64_t> 
   return data::TensorDataset(images.flatten(1), labels);
 }
 
-FashionMnistLoaders loadFashionMnist(const TrainingOptions& o, bool dropLast) {
+Accuracy Replicas::sumScores(const Accuracy& score) const {
+  std::vector<double> both = sum({double(score.correct), double(score.total)});
+  return {int64_t(both[0]), int64_t(both[1])};
+}
+
+void printDataParallel(const Replicas& replicas, int64_t batchSize) {
+  if (replicas.size() == 1 || !replicas.root()) return;
+  std::printf("data parallel over %d ranks: batch %lld per rank, %lld in all\n", replicas.size(),
+              (long long)(batchSize / replicas.size()), (long long)batchSize);
+}
+
+namespace {
+
+// Rank r of n visits examples [r·size/n, (r+1)·size/n) in order.
+class ContiguousShare : public data::Sampler {
+ public:
+  ContiguousShare(size_t rank, size_t ranks) : rank_(rank), ranks_(ranks) {}
+  std::vector<size_t> indices(size_t datasetSize, uint64_t /*epoch*/) const override {
+    std::vector<size_t> share(size(datasetSize));
+    for (size_t i = 0; i < share.size(); ++i) share[i] = begin(datasetSize) + i;
+    return share;
+  }
+  size_t size(size_t datasetSize) const override {
+    return datasetSize * (rank_ + 1) / ranks_ - begin(datasetSize);
+  }
+
+ private:
+  size_t begin(size_t datasetSize) const { return datasetSize * rank_ / ranks_; }
+  size_t rank_, ranks_;
+};
+
+}  // namespace
+
+data::DataLoaderOptions trainLoaderOptions(const TrainingOptions& o, const Replicas& replicas,
+                                           bool dropLast) {
+  if (replicas.size() == 1)
+    return data::DataLoaderOptions(size_t(o.batchSize)).shuffle(true).seed(o.seed).drop_last(dropLast);
+  auto sampler = std::make_shared<data::DistributedSampler>(data::DistributedSamplerOptions{
+      .num_replicas = size_t(replicas.size()), .rank = size_t(replicas.rank()), .seed = o.seed});
+  return data::DataLoaderOptions(size_t(o.batchSize / replicas.size()))
+      .sampler(sampler)
+      .drop_last(dropLast);
+}
+
+data::DataLoaderOptions testLoaderOptions(const Replicas& replicas) {
+  data::DataLoaderOptions options(1000);
+  if (replicas.size() > 1)
+    options.sampler(std::make_shared<ContiguousShare>(size_t(replicas.rank()), size_t(replicas.size())));
+  return options;
+}
+
+data::DataLoader wholeSet(const data::DataLoader& loader) {
+  return data::DataLoader(dynamic_cast<const data::TensorDataset&>(loader.dataset()),
+                          data::DataLoaderOptions(1000));
+}
+
+FashionMnistLoaders loadFashionMnist(const TrainingOptions& o, bool dropLast,
+                                     const Replicas& replicas) {
   double start = ProgressBar::steadySeconds();
   FashionMnistLoaders loaders{
       data::DataLoader(prepareFashionMnist(data::MNIST(o.data, /*train=*/true), o.limit),
-                       data::DataLoaderOptions(size_t(o.batchSize))
-                           .shuffle(true)
-                           .seed(o.seed)
-                           .drop_last(dropLast)),
+                       trainLoaderOptions(o, replicas, dropLast)),
       data::DataLoader(prepareFashionMnist(data::MNIST(o.data, /*train=*/false), o.limit),
-                       data::DataLoaderOptions(1000))};
-  std::printf("Fashion-MNIST from %s: %zu training, %zu test examples (loaded in %.1f s)\n",
+                       testLoaderOptions(replicas))};
+  if (replicas.root())
+    std::printf("Fashion-MNIST from %s: %zu training, %zu test examples (loaded in %.1f s)\n",
               o.data.c_str(), loaders.train.dataset().size(), loaders.test.dataset().size(),
               ProgressBar::steadySeconds() - start);
   return loaders;
@@ -151,21 +214,25 @@ std::string Accuracy::text() const {
 
 std::pair<double, double> trainEpoch(const std::function<Tensor(const Tensor&, const Tensor&)>& step,
                                      data::DataLoader& loader, const std::string& label,
-                                     MetricsCsv* metrics) {
-  ProgressBar bar(label, int64_t(loader.size()));
+                                     MetricsCsv* metrics, const Replicas& replicas) {
+  std::ostream nowhere(nullptr);  // the other ranks' bars
+  ProgressBar bar(label, int64_t(loader.size()), replicas.root() ? std::cout : nowhere,
+                  replicas.root() && ProgressBar::stdoutIsTerminal());
   double lossSum = 0;
   int64_t steps = 0;
   double last = ProgressBar::steadySeconds();
   for (auto& [x, y] : loader) {
-    const double loss = step(x, y).item<double>();
+    const double loss = replicas.mean(step(x, y).item<double>());
+    // DistributedSampler gives every rank a batch of the same size.
+    const int64_t samples = x.size(0) * replicas.size();
     lossSum += loss;
     ++steps;
     const double now = ProgressBar::steadySeconds();
-    if (metrics) metrics->step(loss, double(x.size(0)) / std::max(now - last, 1e-9));
+    if (metrics) metrics->step(loss, double(samples) / std::max(now - last, 1e-9));
     last = now;
     char text[32];
     std::snprintf(text, sizeof text, "loss %.4f", lossSum / double(steps));
-    bar.step(x.size(0), text);
+    bar.step(samples, text);
   }
   bar.finish();
   return {lossSum / double(std::max<int64_t>(steps, 1)), bar.samplesPerSecond()};
@@ -174,14 +241,16 @@ std::pair<double, double> trainEpoch(const std::function<Tensor(const Tensor&, c
 Accuracy trainEpochs(int64_t epochs,
                      const std::function<Tensor(const Tensor&, const Tensor&)>& step,
                      data::DataLoader& loader, const std::function<Accuracy()>& score,
-                     const std::function<void()>& endEpoch, MetricsCsv* metrics) {
+                     const std::function<void()>& endEpoch, MetricsCsv* metrics,
+                     const Replicas& replicas) {
   Accuracy last;
   for (int64_t epoch = 1; epoch <= epochs; ++epoch) {
     std::string label = "epoch " + std::to_string(epoch) + "/" + std::to_string(epochs);
-    auto [meanLoss, rate] = trainEpoch(step, loader, label, metrics);
+    auto [meanLoss, rate] = trainEpoch(step, loader, label, metrics, replicas);
     if (endEpoch) endEpoch();
-    last = score();
+    last = replicas.sumScores(score());
     if (metrics) metrics->endEpoch(last.percent());
+    if (!replicas.root()) continue;
     std::printf("%s: train loss %.4f, %.0f samples/s, test accuracy %s (%lld/%lld)\n",
                 label.c_str(), meanLoss, rate, last.text().c_str(), (long long)last.correct,
                 (long long)last.total);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "examples/common/Flags.h"
 #include "examples/common/Metrics.h"
@@ -28,12 +29,16 @@ struct TrainingOptions {
   uint64_t seed = 0;
   std::optional<int64_t> limit;
   std::string metrics;  // --metrics: CSV of the training curves, "" for none
+  bool distributed = false;  // --distributed: one rank of an MPI job (DataParallel.h)
 };
 // Declares --data, --epochs, --batch-size, --lr (described by `lrHelp`), --momentum,
 // --seed and --metrics; --limit is declared by addLimitFlag, last, so usage lists it after a
 // program's own flags.
 void addTrainingFlags(Flags& flags, TrainingOptions& o, const std::string& lrHelp);
 void addLimitFlag(Flags& flags, TrainingOptions& o);
+// Declares --distributed (data-parallel training over the ranks of an MPI job, batch
+// o.batchSize in all).
+void addDistributedFlag(Flags& flags, TrainingOptions& o);
 // Declares --device: "cpu" (the default) or "cuda" ("cuda:N" for another GPU), read into
 // `device` and checked by requireDevice.
 void addDeviceFlag(Flags& flags, std::string& device);
@@ -61,25 +66,6 @@ int runProgram(const char* program, const std::function<int()>& body);
 // (Debian's dataset-fashion-mnist, or --data DIR) when an idx file is missing from `dir`.
 void requireFashionMnist(const std::string& program, const std::string& dir);
 
-// Images as normalized [N, 784] rows beside their labels, cut to the first `limit`
-// examples. Normalized with Fashion-MNIST's mean and std, as torchvision's
-// Normalize((0.2860,), (0.3530,)), once and in place: a per-example transform would repeat
-// the same arithmetic every epoch, and a normalized copy would hold the 188 MB of training
-// images twice.
-data::TensorDataset prepareFashionMnist(data::MNIST set, std::optional<int64_t> limit);
-
-// The training set (shuffled per epoch with o.seed, batches of o.batchSize, the last
-// short batch left out with `dropLast`) and the test set (batches of 1000), each cut to
-// o.limit; prints where they came from, how many examples and how long loading took.
-struct FashionMnistLoaders {
-  data::DataLoader train;
-  data::DataLoader test;
-};
-FashionMnistLoaders loadFashionMnist(const TrainingOptions& o, bool dropLast = false);
-
-// 784-256-256-10 with ReLUs.
-nn::Sequential makeMlp();
-
 struct Accuracy {
   int64_t correct = 0;
   int64_t total = 0;
@@ -87,21 +73,84 @@ struct Accuracy {
   std::string text() const;  // "87.70%"
 };
 
+// The processes a program trains on, as its training loop sees them: which one this is,
+// how many there are, and sums over them. This base class is one process; a data-parallel
+// job's ranks are DataParallel.h's (MPI), and every rank calls each function in the same
+// order.
+class Replicas {
+ public:
+  virtual ~Replicas() = default;
+  virtual int rank() const { return 0; }
+  virtual int size() const { return 1; }
+  // Element by element, `values` summed over the ranks (every rank passes as many).
+  virtual std::vector<double> sum(std::vector<double> values) const { return values; }
+
+  // Rank 0 prints and writes the files.
+  bool root() const { return rank() == 0; }
+  // The ranks' mean of `value`.
+  double mean(double value) const { return sum({value})[0] / double(size()); }
+  // The ranks' scores on their shares of a set, as one score on the whole set.
+  Accuracy sumScores(const Accuracy& score) const;
+};
+
+// Over several replicas, on rank 0: "data parallel over N ranks: batch B per rank, B·N
+// in all". Nothing in one process, whose output stays as it was.
+void printDataParallel(const Replicas& replicas, int64_t batchSize);
+
+// Images as normalized [N, 784] rows beside their labels, cut to the first `limit`
+// examples. Normalized with Fashion-MNIST's mean and std, as torchvision's
+// Normalize((0.2860,), (0.3530,)), once and in place: a per-example transform would repeat
+// the same arithmetic every epoch, and a normalized copy would hold the 188 MB of training
+// images twice.
+data::TensorDataset prepareFashionMnist(data::MNIST set, std::optional<int64_t> limit);
+
+// The training loader's options: batches of o.batchSize shuffled per epoch from o.seed,
+// the last short batch left out with `dropLast`. Over several replicas, this rank's share
+// of each of those batches: DistributedSampler (seed o.seed, so the ranks' shares of an
+// epoch are one process's epoch) and batches of o.batchSize / replicas.size() (which
+// joinReplicas checked divides).
+data::DataLoaderOptions trainLoaderOptions(const TrainingOptions& o, const Replicas& replicas,
+                                           bool dropLast = false);
+// The test loader's: batches of 1000; over several replicas, this rank's contiguous
+// share of the set (shares differ by at most one example, none is repeated).
+data::DataLoaderOptions testLoaderOptions(const Replicas& replicas);
+// Every example of `loader`'s TensorDataset, in batches of 1000: the checks rank 0 runs
+// alone after training read the whole test set, not its share.
+data::DataLoader wholeSet(const data::DataLoader& loader);
+
+// The training set and the test set (loaders with the options above), each cut to
+// o.limit; prints (on rank 0) where they came from, how many examples and how long
+// loading took.
+struct FashionMnistLoaders {
+  data::DataLoader train;
+  data::DataLoader test;
+};
+FashionMnistLoaders loadFashionMnist(const TrainingOptions& o, bool dropLast = false,
+                                     const Replicas& replicas = Replicas());
+
+// 784-256-256-10 with ReLUs.
+nn::Sequential makeMlp();
+
 // One pass over `loader`: `step(x, y)` trains on a batch and returns its loss. Shows a
 // progress bar labelled `label`; returns the mean loss and the samples per second. Each
 // step's loss and samples per second (batch and step, loading included) go to `metrics`.
+// Over several replicas each loss is the ranks' mean (the loss of the whole batch), the
+// samples are every rank's, and only rank 0 shows the bar.
 std::pair<double, double> trainEpoch(const std::function<Tensor(const Tensor&, const Tensor&)>& step,
                                      data::DataLoader& loader, const std::string& label,
-                                     MetricsCsv* metrics = nullptr);
+                                     MetricsCsv* metrics = nullptr,
+                                     const Replicas& replicas = Replicas());
 
 // `epochs` passes of trainEpoch with `step`, each followed by `endEpoch` (a scheduler's
-// step) and `score()`, printing "epoch e/E: train loss L, R samples/s, test accuracy A
-// (c/n)"; returns the last score. `score` must leave the model in training mode. Steps and
-// scores go to `metrics`, written after each epoch.
+// step) and `score()` (this rank's score on its share, summed over the ranks), printing
+// (on rank 0) "epoch e/E: train loss L, R samples/s, test accuracy A (c/n)"; returns the
+// last score. `score` must leave the model in training mode. Steps and scores go to
+// `metrics`, written after each epoch.
 Accuracy trainEpochs(int64_t epochs,
                      const std::function<Tensor(const Tensor&, const Tensor&)>& step,
                      data::DataLoader& loader, const std::function<Accuracy()>& score,
-                     const std::function<void()>& endEpoch = {}, MetricsCsv* metrics = nullptr);
+                     const std::function<void()>& endEpoch = {}, MetricsCsv* metrics = nullptr,
+                     const Replicas& replicas = Replicas());
 
 // How often argmax(forward(x)) is the label, over `loader`, without gradients. `forward`
 // takes the CPU batch and may answer on another device (a model on a GPU).
