@@ -15,6 +15,17 @@
 // evaluates with the eager step, says so, and prints the CUDA allocator's statistics at the
 // end.
 //
+// --distributed trains data-parallel over the ranks of an MPI job: each rank takes its
+// share of every batch (DistributedSampler), the graph's step averages the gradients over
+// the ranks (config().enable_data_parallel(): its step program holds the all-reduces), and
+// rank 0 prints the job's losses and accuracies and writes the files. BatchNorm normalizes
+// by each rank's share of the batch (there is no synchronized BatchNorm), so the job's
+// steps are not one process's; the running statistics are averaged over the ranks after
+// every epoch, and after training the program checks that every rank holds the same
+// parameters and buffers:
+//
+//   mpirun -np 2 bazel-bin/examples/graph_mobilenet --distributed     (docs/DISTRIBUTED.md)
+//
 // Exit status: 0 on success, 1 on a failure while running, 2 for bad flags, missing data or
 // a missing CUDA device ("no CUDA device: <why>").
 #include <algorithm>
@@ -24,9 +35,11 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "examples/common/DataParallel.h"
 #include "examples/common/FashionMnist.h"
 #include "examples/common/Flags.h"
 #include "examples/common/ProgressBar.h"
@@ -35,6 +48,7 @@
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
 #include "kiln/io/Safetensors.h"
+#include "kiln/nn/DistributedDataParallel.h"
 #include "kiln/nn/Graph.h"
 #include "kiln/optim/LRScheduler.h"
 #include "kiln/optim/SGD.h"
@@ -74,6 +88,7 @@ Options parseFlags(int argc, char** argv) {
   flags.add("cifar10", o.cifar10, "DIR",
             "train on CIFAR-10's binary batches in DIR (data_batch_1..5.bin, test_batch.bin)");
   examples::addDeviceFlag(flags, o.deviceName);
+  examples::addDistributedFlag(flags, o);
   examples::addLimitFlag(flags, o);
   flags.parseOrExit(argc, argv);
   o.device = examples::requireDevice(flags, o.deviceName);
@@ -115,19 +130,20 @@ data::TensorDataset loadCifar10(const std::string& dir, const std::vector<std::s
   return data::TensorDataset(tensor(pixels, Shape{n, kCifarPixels}), tensor(labels));
 }
 
-std::pair<data::DataLoader, data::DataLoader> loadData(const Options& o) {
+std::pair<data::DataLoader, data::DataLoader> loadData(const Options& o,
+                                                       const examples::Replicas& replicas) {
   if (o.cifar10.empty()) {
-    examples::requireFashionMnist(kProgram, o.data);
-    auto [train, test] = examples::loadFashionMnist(o);
+    auto [train, test] = examples::loadFashionMnist(o, /*dropLast=*/false, replicas);
     return {std::move(train), std::move(test)};
   }
   std::vector<std::string> trainFiles;
   for (int b = 1; b <= 5; ++b) trainFiles.push_back("data_batch_" + std::to_string(b) + ".bin");
   data::DataLoader train(loadCifar10(o.cifar10, trainFiles, o.limit),
-                         data::DataLoaderOptions(size_t(o.batchSize)).shuffle(true).seed(o.seed));
+                         examples::trainLoaderOptions(o, replicas));
   data::DataLoader test(loadCifar10(o.cifar10, {"test_batch.bin"}, o.limit),
-                        data::DataLoaderOptions(1000));
-  std::printf("CIFAR-10 from %s: %zu training, %zu test examples\n", o.cifar10.c_str(),
+                        examples::testLoaderOptions(replicas));
+  if (replicas.root())
+    std::printf("CIFAR-10 from %s: %zu training, %zu test examples\n", o.cifar10.c_str(),
               train.dataset().size(), test.dataset().size());
   return {std::move(train), std::move(test)};
 }
@@ -150,14 +166,16 @@ vision::MobileNetV2 makeModel(const Options& o) {
   return vision::mobilenet_v2(/*num_classes=*/10, o.width);
 }
 
-// One training step per call: the graph steps its optimizer after build.
+// One training step per call: the graph steps its optimizer after build (data-parallel:
+// after averaging the gradients over the ranks).
 struct TrainGraph : nn::Graph<TrainGraph> {
-  TrainGraph(vision::MobileNetV2 model, std::shared_ptr<optim::SGD> opt,
+  TrainGraph(vision::MobileNetV2 model, std::shared_ptr<optim::SGD> opt, bool dataParallel,
              std::shared_ptr<optim::LRScheduler> schedule = nullptr)
       : model(model) {
     register_module("model", model);
     add_optimizer(opt, schedule);
     config().enable_dynamic_batch();  // an epoch ends with a short batch: compile once for both
+    config().enable_data_parallel(dataParallel);
   }
   Tensor build(Tensor x, Tensor y) {
     Tensor loss = cross_entropy(model->forward(asImages(x)), y);
@@ -178,16 +196,18 @@ struct EvalGraph : nn::Graph<EvalGraph> {
 };
 
 // The eager training step on `device`: the batch is padded on the host, where the loader made
-// it, and moved to the device.
+// it, and moved to the device. With `ddp`, the gradients are averaged over the ranks.
 struct EagerStep {
   vision::MobileNetV2 model;
   std::shared_ptr<optim::SGD> opt;
   std::shared_ptr<optim::LRScheduler> schedule;
   Device device;
+  std::shared_ptr<nn::DistributedDataParallel> ddp;
   Tensor operator()(const Tensor& x, const Tensor& y) {
     opt->zero_grad();
     Tensor loss = cross_entropy(model->forward(asImages(x).to(device)), y.to(device));
     loss.backward();
+    if (ddp) ddp->synchronize_gradients();
     opt->step();
     if (schedule) schedule->step();
     return loss;
@@ -199,38 +219,50 @@ std::shared_ptr<optim::SGD> makeOptimizer(vision::MobileNetV2& model, const Opti
                                       optim::SGDOptions(o.lr).momentum(o.momentum));
 }
 
-// Samples per second of `steps` calls of `step` on one batch, after two warm-up calls
-// (which, for the graph, trace and compile).
+// The eager step on `model`, data-parallel with --distributed.
+EagerStep makeEagerStep(vision::MobileNetV2& model, const Options& o,
+                        std::shared_ptr<optim::SGD> opt,
+                        std::shared_ptr<optim::LRScheduler> schedule = nullptr) {
+  auto ddp = o.distributed ? std::make_shared<nn::DistributedDataParallel>(model) : nullptr;
+  return EagerStep{model, std::move(opt), std::move(schedule), o.device, std::move(ddp)};
+}
+
+// Samples per second of `steps` calls of `step` on one batch (`batch` samples over all
+// ranks), after two warm-up calls (which, for the graph, trace and compile).
 template <class Step>
-double throughput(Step step, const Tensor& x, const Tensor& y, int64_t steps) {
+double throughput(Step step, const Tensor& x, const Tensor& y, int64_t batch, int64_t steps) {
   step(x, y).template item<float>();
   step(x, y).template item<float>();
   double start = examples::ProgressBar::steadySeconds();
   for (int64_t i = 0; i < steps; ++i) step(x, y).template item<float>();
-  return double(x.size(0) * steps) / (examples::ProgressBar::steadySeconds() - start);
+  return double(batch * steps) / (examples::ProgressBar::steadySeconds() - start);
 }
 
-void compareThroughput(const Options& o, data::DataLoader& loader) {
+void compareThroughput(const Options& o, data::DataLoader& loader,
+                       const examples::Replicas& replicas) {
   auto [x, y] = *loader.begin();
+  const int64_t batch = x.size(0) * replicas.size();
   vision::MobileNetV2 eagerModel = makeModel(o);
   eagerModel->to(o.device);
-  double eager = throughput(EagerStep{eagerModel, makeOptimizer(eagerModel, o), nullptr, o.device},
-                            x, y, o.compareSteps);
+  double eager = throughput(makeEagerStep(eagerModel, o, makeOptimizer(eagerModel, o)), x, y,
+                            batch, o.compareSteps);
   if (!o.device.isCPU()) {
+    if (!replicas.root()) return;
     std::printf("throughput over %lld steps of batch %lld on %s: eager %.0f samples/s (no graph: "
                 "nn::Graph traces CPU tensors only, so --device %s trains with the eager step)\n",
-                (long long)o.compareSteps, (long long)x.size(0), o.device.str().c_str(), eager,
+                (long long)o.compareSteps, (long long)batch, o.device.str().c_str(), eager,
                 o.deviceName.c_str());
     std::fflush(stdout);
     return;
   }
   vision::MobileNetV2 graphModel = makeModel(o);
-  TrainGraph graph(graphModel, makeOptimizer(graphModel, o));
+  TrainGraph graph(graphModel, makeOptimizer(graphModel, o), o.distributed);
   double compiled = throughput([&](const Tensor& a, const Tensor& b) { return graph(a, b); }, x,
-                               y, o.compareSteps);
+                               y, batch, o.compareSteps);
+  if (!replicas.root()) return;
   std::printf("throughput over %lld steps of batch %lld: eager %.0f samples/s, graph %.0f "
               "samples/s (%.2fx)\n",
-              (long long)o.compareSteps, (long long)x.size(0), eager, compiled,
+              (long long)o.compareSteps, (long long)batch, eager, compiled,
               compiled / eager);
   std::fflush(stdout);
 }
@@ -249,18 +281,36 @@ examples::Accuracy evaluate(vision::MobileNetV2& model, data::DataLoader& loader
   return acc;
 }
 
-int run(const Options& o) {
+// Rank 0 alone, after training: the weights saved, loaded into a fresh model and scored on
+// the whole test set; true when that is `last`, the trained model's score.
+bool saveAndReload(const Options& o, vision::MobileNetV2& model, const data::DataLoader& testLoader,
+                   const examples::Accuracy& last) {
+  io::save(model->state_dict(), o.checkpoint, {{"format", "pt"}});
+  std::printf("checkpoint saved to %s\n", fs::absolute(o.checkpoint).c_str());
+  vision::MobileNetV2 reloaded = vision::mobilenet_v2(10, o.width);
+  reloaded->to(o.device);
+  reloaded->load_state_dict(io::load(o.checkpoint));
+  data::DataLoader wholeTest = examples::wholeSet(testLoader);
+  examples::Accuracy again = evaluate(reloaded, wholeTest, o.device);
+  bool matches = again.correct == last.correct;
+  std::printf("checkpoint reloaded: accuracy %s (%s)\n", again.text().c_str(),
+              matches ? "matches" : "MISMATCH");
+  return matches;
+}
+
+int run(const Options& o, const examples::Replicas& replicas) {
   double start = examples::ProgressBar::steadySeconds();
   // The last batch of an epoch is short: it gets a recording of its own (training-mode
   // batch norm bakes in constants computed from the batch size, so the two recordings do
   // not merge into a dynamic one, as trace_mlp's do), compiled once.
-  auto [trainLoader, testLoader] = loadData(o);
+  auto [trainLoader, testLoader] = loadData(o, replicas);
   if (trainLoader.size() == 0) {
-    std::fprintf(stderr, "%s: fewer training examples than --batch-size\n", kProgram);
+    if (replicas.root())
+      std::fprintf(stderr, "%s: fewer training examples than --batch-size\n", kProgram);
     return 2;
   }
-  examples::printDevice(o.device);
-  compareThroughput(o, trainLoader);
+  if (replicas.root()) examples::printDevice(o.device);
+  compareThroughput(o, trainLoader, replicas);
 
   vision::MobileNetV2 model = makeModel(o);
   model->to(o.device);
@@ -269,41 +319,44 @@ int run(const Options& o) {
   auto schedule = std::make_shared<optim::CosineAnnealingLR>(*opt, steps);
   // The graph is made on the CPU only: it would trace its step on the first call.
   std::unique_ptr<TrainGraph> graph;
-  if (o.device.isCPU()) graph = std::make_unique<TrainGraph>(model, opt, schedule);
-  EagerStep eagerStep{model, opt, schedule, o.device};
-  std::printf("MobileNetV2 width %g, SGD lr %g (cosine to 0 over %lld steps) momentum %g, "
-              "batch size %lld, seed %llu\n",
-              o.width, o.lr, (long long)steps, o.momentum, (long long)o.batchSize,
-              (unsigned long long)o.seed);
-  examples::MetricsCsv metrics(o.metrics, graph ? "nn::Graph MobileNetV2" : "eager MobileNetV2");
+  std::optional<EagerStep> eagerStep;
+  if (o.device.isCPU()) graph = std::make_unique<TrainGraph>(model, opt, o.distributed, schedule);
+  else eagerStep = makeEagerStep(model, o, opt, schedule);
+  if (replicas.root()) {
+    std::printf("MobileNetV2 width %g, SGD lr %g (cosine to 0 over %lld steps) momentum %g, "
+                "batch size %lld, seed %llu\n",
+                o.width, o.lr, (long long)steps, o.momentum, (long long)o.batchSize,
+                (unsigned long long)o.seed);
+    examples::printDataParallel(replicas, o.batchSize);
+  }
+  examples::MetricsCsv metrics(replicas.root() ? o.metrics : "",
+                               graph ? "nn::Graph MobileNetV2" : "eager MobileNetV2");
   examples::Accuracy last = examples::trainEpochs(
       o.epochs,
-      [&](const Tensor& x, const Tensor& y) { return graph ? (*graph)(x, y) : eagerStep(x, y); },
-      trainLoader, [&] { return evaluate(model, testLoader, o.device); }, {}, &metrics);
+      [&](const Tensor& x, const Tensor& y) { return graph ? (*graph)(x, y) : (*eagerStep)(x, y); },
+      trainLoader, [&] { return evaluate(model, testLoader, o.device); },
+      [&] { replicas.average(model->buffers()); }, &metrics, replicas);
+  const bool replicasEqual = examples::checkReplicasEqual(replicas, *model);
+  if (!replicas.root()) return 0;
   if (graph)
     std::printf("training step recorded %zu times, %zu programs compiled\n", graph->num_traces(),
                 graph->num_compiles());
   else std::printf("training step ran eagerly on %s (nn::Graph traces CPU tensors only)\n",
                    o.device.str().c_str());
 
-  io::save(model->state_dict(), o.checkpoint, {{"format", "pt"}});
-  std::printf("checkpoint saved to %s\n", fs::absolute(o.checkpoint).c_str());
-  vision::MobileNetV2 reloaded = vision::mobilenet_v2(10, o.width);
-  reloaded->to(o.device);
-  reloaded->load_state_dict(io::load(o.checkpoint));
-  examples::Accuracy again = evaluate(reloaded, testLoader, o.device);
-  bool matches = again.correct == last.correct;
-  std::printf("checkpoint reloaded: accuracy %s (%s)\n", again.text().c_str(),
-              matches ? "matches" : "MISMATCH");
+  bool matches = saveAndReload(o, model, testLoader, last);
   std::printf("total wall time %.1f s\n", examples::ProgressBar::steadySeconds() - start);
   examples::printCudaMemoryStats(o.device);
-  return matches ? 0 : 1;
+  return matches && replicasEqual ? 0 : 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   return examples::runProgram(kProgram, [&] {
-    return run(parseFlags(argc, argv));
+    Options options = parseFlags(argc, argv);
+    if (options.cifar10.empty()) examples::requireFashionMnist(kProgram, options.data);
+    std::unique_ptr<examples::Replicas> replicas = examples::joinReplicas(kProgram, options);
+    return run(options, *replicas);
   });
 }

@@ -187,12 +187,13 @@ int run(const Options& o, const examples::Replicas& replicas) {
         return acc;
       },
       [&] { schedule.step(); }, &metrics, replicas);
+  const bool replicasEqual = examples::checkReplicasEqual(replicas, *t.model);
   if (!replicas.root()) return 0;
   std::printf("training step recorded %zu times, %zu programs compiled\n", t.step.num_traces(),
               t.step.num_compiles());
   bool matches = dumpInferenceGraph(o, t, testLoader, last);
   std::printf("total wall time %.1f s\n", examples::ProgressBar::steadySeconds() - start);
-  return matches ? 0 : 1;
+  return matches && replicasEqual ? 0 : 1;
 }
 
 }  // namespace

@@ -34,6 +34,23 @@ class MpiReplicas : public Replicas {
     const double* summed = t.data_ptr<double>();
     return std::vector<double>(summed, summed + values.size());
   }
+  void average(const std::vector<Tensor>& tensors) const override {
+    for (const Tensor& t : tensors)
+      if (t.is_floating_point()) distributed::all_reduce(t, distributed::ReduceOp::Mean);
+  }
+  // Each tensor's largest and smallest values over the ranks (max of v and of -v, in
+  // float64, exact for float32 and counters) are equal where every rank has the same.
+  int64_t countUnequal(const std::vector<Tensor>& tensors) const override {
+    int64_t unequal = 0;
+    for (const Tensor& t : tensors) {
+      if (t.numel() == 0) continue;
+      Tensor highest = t.detach().to(kFloat64).contiguous(), lowestNegated = highest * -1.0;
+      distributed::all_reduce(highest, distributed::ReduceOp::Max);
+      distributed::all_reduce(lowestNegated, distributed::ReduceOp::Max);
+      if ((highest + lowestNegated).max().item<double>() != 0.0) ++unequal;
+    }
+    return unequal;
+  }
 };
 
 }  // namespace

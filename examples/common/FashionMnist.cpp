@@ -141,6 +141,22 @@ void printDataParallel(const Replicas& replicas, int64_t batchSize) {
               (long long)(batchSize / replicas.size()), (long long)batchSize);
 }
 
+bool checkReplicasEqual(const Replicas& replicas, const nn::Module& model) {
+  if (replicas.size() == 1) return true;
+  std::vector<Tensor> tensors = model.parameters();
+  const size_t parameters = tensors.size();
+  for (const Tensor& b : model.buffers()) tensors.push_back(b);
+  const int64_t unequal = replicas.countUnequal(tensors);
+  if (!replicas.root()) return unequal == 0;
+  if (unequal == 0)
+    std::printf("replicas: %zu parameters and %zu buffers the same on all %d ranks\n", parameters,
+                tensors.size() - parameters, replicas.size());
+  else
+    std::printf("replicas: %lld of %zu tensors differ between the %d ranks\n", (long long)unequal,
+                tensors.size(), replicas.size());
+  return unequal == 0;
+}
+
 namespace {
 
 // Rank r of n visits examples [r·size/n, (r+1)·size/n) in order.

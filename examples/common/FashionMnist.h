@@ -84,6 +84,11 @@ class Replicas {
   virtual int size() const { return 1; }
   // Element by element, `values` summed over the ranks (every rank passes as many).
   virtual std::vector<double> sum(std::vector<double> values) const { return values; }
+  // Replaces each floating-point tensor of `tensors` with its mean over the ranks, in
+  // place (what BatchNorm's running statistics became on each rank's share).
+  virtual void average(const std::vector<Tensor>& /*tensors*/) const {}
+  // How many of `tensors` are not bit for bit the same on every rank.
+  virtual int64_t countUnequal(const std::vector<Tensor>& /*tensors*/) const { return 0; }
 
   // Rank 0 prints and writes the files.
   bool root() const { return rank() == 0; }
@@ -96,6 +101,12 @@ class Replicas {
 // Over several replicas, on rank 0: "data parallel over N ranks: batch B per rank, B·N
 // in all". Nothing in one process, whose output stays as it was.
 void printDataParallel(const Replicas& replicas, int64_t batchSize);
+
+// Over several replicas, whether `model`'s parameters and buffers are the same on every
+// rank, as data-parallel training keeps them; rank 0 prints "replicas: P parameters and B
+// buffers the same on all N ranks" or "replicas: K of T tensors differ between the N
+// ranks". True and silent in one process.
+bool checkReplicasEqual(const Replicas& replicas, const nn::Module& model);
 
 // Images as normalized [N, 784] rows beside their labels, cut to the first `limit`
 // examples. Normalized with Fashion-MNIST's mean and std, as torchvision's

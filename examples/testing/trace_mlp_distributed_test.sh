@@ -34,8 +34,10 @@ mpirun_program 2 --distributed "${flags[@]}" --graph two.mlirbc --metrics two.cs
   fail "mpirun -np 2: exit status $?, expected 0"
 grep -qx "data parallel over 2 ranks: batch 16 per rank, 32 in all" "$out" ||
   fail "no line saying the job is data parallel over 2 ranks"
+grep -qx "replicas: 6 parameters and 0 buffers the same on all 2 ranks" "$out" ||
+  fail "the ranks' parameters differ after training"
 # Rank 0 alone prints (and writes the metrics and the graph).
-for line in "throughput over 2 steps of batch 32: eager" "SGD lr" "epoch 1/2: train loss" \
+for line in "throughput over 2 steps of batch 32: eager" "SGD lr" "epoch 1/2: train loss" "replicas:" \
   "epoch 2/2: train loss" "training step recorded 1 times, 1 programs compiled" \
   "inference graph dumped to $work/two.mlirbc: accuracy .* (matches)" "total wall time"; do
   [[ $(grep -c "^$line" "$out") -eq 1 ]] || fail "not one line '$line' (rank 0 alone prints it)"
