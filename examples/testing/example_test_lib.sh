@@ -4,7 +4,7 @@
 #   data, work, out          a fake Fashion-MNIST's directory (made by fake_fashion_mnist),
 #                            the working directory the program runs in, its output file
 #   fail MESSAGE             prints MESSAGE and the output, and exits 1
-#   mpirun_program, same_curves   for the --distributed tests (below)
+#   kiln_has_mpi, mpirun_program, same_curves   for the --distributed tests (below)
 program="$PWD/$1"
 make_fake_idx="$PWD/$2"
 data="$TEST_TMPDIR/fake-fashion-mnist"
@@ -17,6 +17,18 @@ fail() { echo "FAIL: $*" >&2; echo "--- output:" >&2; cat "$out" >&2; exit 1; }
 
 # fake_fashion_mnist TRAIN TEST: a learnable fake dataset of that many examples in $data.
 fake_fashion_mnist() { "$make_fake_idx" "$data" "$1" "$2" || fail "make_fake_idx failed"; }
+
+# kiln_has_mpi: whether the program was built with MPI (links libmpi: @mpi is empty when
+# Kiln is built without it). When not, checks that --distributed says so, with exit
+# status 1, before returning false.
+kiln_has_mpi() {
+  [[ $(ldd "$program") =~ libmpi[._] ]] && return 0  # (grep -q would end ldd with SIGPIPE)
+  local status=0
+  "$program" --distributed --data "$data" >"$out" 2>&1 || status=$?
+  [[ $status -eq 1 ]] || fail "--distributed without MPI: exit status $status, expected 1"
+  grep -q "Kiln was built without MPI" "$out" || fail "--distributed without MPI: no message saying so"
+  return 1
+}
 
 # mpirun_program NP ARGS...: the program as NP ranks of an MPI job, in $work, output
 # appended to $out with the pseudo-terminal's carriage returns removed (Open MPI gives the
