@@ -119,6 +119,27 @@ void ScheduledProgram::plan(mlir::ModuleOp planned, std::string_view op, const S
   }
 }
 
+Tensor ScheduledProgram::takeArena(const SourceLoc& loc) const {
+  if (device_.isCPU()) {
+    std::lock_guard lock(arenaMutex_);
+    if (!idleArenas_.empty()) {
+      Tensor arena = std::move(idleArenas_.back());
+      idleArenas_.pop_back();
+      return arena;
+    }
+  }
+  // From the device's allocator; int64 elements keep it 8-byte aligned, and the allocators
+  // align it further. (A device's caching allocator makes this a lookup.)
+  return detail::emptyTensor({std::max<int64_t>(1, (arenaBytes_ + 7) / 8)}, kInt64, device_,
+                             /*placeholder=*/false, loc);
+}
+
+void ScheduledProgram::giveBack(Tensor arena) const {
+  if (!device_.isCPU()) return;
+  std::lock_guard lock(arenaMutex_);
+  idleArenas_.push_back(std::move(arena));
+}
+
 ScheduledProgram::Census ScheduledProgram::census() const {
   Census census;
   for (const Step& step : steps_)
@@ -157,11 +178,12 @@ std::vector<Tensor> ScheduledProgram::run(std::span<const Tensor> arguments, con
   NoGradGuard noGrad;
   DispatchHookGuard noHook(nullptr);
   detail::FactoryDeviceGuard onDevice(device_);
-  // One arena per call from the device's allocator (cached, so this is a lookup); int64
-  // elements keep it 8-byte aligned, and the allocators align it further.
-  Tensor arena = detail::emptyTensor({std::max<int64_t>(1, (arenaBytes_ + 7) / 8)}, kInt64, device_,
-                                     /*placeholder=*/false, loc);
-  char* base = static_cast<char*>(arena.rawData());
+  struct Lease {  // the arena goes back when the call ends, by return or by exception
+    const ScheduledProgram& program;
+    Tensor arena;
+    ~Lease() { program.giveBack(std::move(arena)); }
+  } lease{*this, takeArena(loc)};
+  char* base = static_cast<char*>(lease.arena.rawData());
   auto pointer = [&](const Address& address) -> void* {
     switch (address.kind) {
       case Address::Argument: return dense[size_t(address.index)].rawData();

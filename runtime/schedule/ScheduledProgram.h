@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -73,6 +74,10 @@ class ScheduledProgram final : public Program {
   };
 
   void plan(mlir::ModuleOp planned, std::string_view op, const SourceLoc& loc);
+  // A call's arena: on the CPU one a finished call gave back where there is one (as
+  // Executable keeps its arenas), else a new one from the device's allocator.
+  Tensor takeArena(const SourceLoc& loc) const;
+  void giveBack(Tensor arena) const;
 
   mlir::OwningOpRef<mlir::ModuleOp> module_;
   std::string name_, backend_;
@@ -85,6 +90,11 @@ class ScheduledProgram final : public Program {
   std::vector<HostOp> hostOps_;
   std::vector<Step> steps_;
   int64_t arenaBytes_ = 0;
+  // CPU arenas of finished calls. An arena between glibc's mmap threshold and the CPU
+  // block cache's 1 MiB was mapped, faulted in page by page and unmapped at every call:
+  // 0.25-0.3 ms of a 0.8 ms MLP step at batch 210-242 (docs/BENCHMARKS.md, "Dynamic shapes").
+  mutable std::mutex arenaMutex_;
+  mutable std::vector<Tensor> idleArenas_;
 };
 
 // A fused kernel run by the reference interpreter: its ops, eagerly, on tensors over the

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dialect/KilnDialect.h"
@@ -117,6 +118,28 @@ TEST(GenericProgramTest, ASecondCompileUnderAnotherNameLoadsFromTheDiskCache) {
     EXPECT_NE(what.find("user.cpp:42"), std::string::npos) << what;
     EXPECT_EQ(what.find("user.cpp:11"), std::string::npos) << what;
   }
+}
+
+// Calls reuse the arenas finished calls give back; calls at once from several threads each
+// get an arena of their own (a shared one would mix their rows).
+TEST(GenericProgramTest, ConcurrentCallsNeverShareAnArena) {
+  Generic generic(program("rows", 7), DiskCache(""));
+  auto instance = generic.compiled->instantiate({{200, 8}, {200, 8}}, "test", "the program",
+                                                SourceLoc::current());
+  ASSERT_TRUE(instance);
+  constexpr int kThreads = 4, kCalls = 40;
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      Tensor x = full({200, 8}, double(t)), y = randn({200, 8});
+      Tensor s = add(x, y);
+      const Tensor expected = exp(sub(s, amax(s, {1}, true)));
+      for (int k = 0; k < kCalls; ++k)
+        wrong[size_t(t)] += !allclose(instance->run(std::vector<Tensor>{x, y})[0], expected, 1e-5, 1e-6);
+    });
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong, std::vector<int>(kThreads, 0));
 }
 
 TEST(GenericProgramTest, WithoutADiskCacheEachCompileCompiles) {
