@@ -320,12 +320,12 @@ std::shared_ptr<const ShapeGenericProgram> compileGeneric(mlir::func::FuncOp mai
   std::map<std::string, GenericCpuProgram::Kernel> kernels = kernelsOf(*planned);
   std::vector<std::string> names;
   mlir::Builder builder(context);
-  for (mlir::func::FuncOp func : fusionKernelsOf(*planned)) {
-    auto copy = func.clone();
+  for (const auto& entry : kernels) {
+    auto copy = planned->lookupSymbol<mlir::func::FuncOp>(entry.first).clone();
     copy.setPublic();
     copy->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
     lowered->push_back(copy);
-    names.push_back(func.getSymName().str());
+    names.push_back(entry.first);
   }
   {
     bridge::CapturedDiagnostics diagnostics(context);
