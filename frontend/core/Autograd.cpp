@@ -2,10 +2,13 @@
 #include "kiln/core/Autograd.h"
 
 #include <cctype>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "kiln/core/Ops.h"
+#include "kiln/core/PostAccumulateGradHook.h"
 
 namespace kiln {
 
@@ -70,6 +73,42 @@ std::vector<Node*> topologicalOrder(const std::vector<Node*>& roots) {
   return {order.rbegin(), order.rend()};
 }
 
+// backward()'s post-accumulate-grad hooks (kiln/core/PostAccumulateGradHook.h). A leaf's
+// gradient is complete once every node of the pass with an edge to it is done, whether
+// it ran or had no gradient to send; its hooks then run if it received any.
+class LeafHooks {
+ public:
+  // Counts the edges from the pass's nodes to leaves that have hooks.
+  explicit LeafHooks(const std::vector<Node*>& order) {
+    for (Node* node : order)
+      for (const Edge& edge : node->next())
+        if (edge.leaf && detail::hasPostAccumulateGradHooks(edge.leaf.get()))
+          ++edgesLeft_[edge.leaf.get()];
+  }
+  void received(const std::shared_ptr<TensorImpl>& leaf) {
+    if (received_.insert(leaf.get()).second) order_.push_back(leaf);
+  }
+  void nodeDone(const Node& node) {
+    for (const Edge& edge : node.next()) {
+      if (!edge.leaf) continue;
+      auto left = edgesLeft_.find(edge.leaf.get());
+      if (left != edgesLeft_.end() && --left->second == 0 && received_.count(edge.leaf.get()))
+        detail::runPostAccumulateGradHooks(edge.leaf);
+    }
+  }
+  // The leaves only the roots sent a gradient to (a root that is a leaf itself).
+  void passDone() {
+    for (const std::shared_ptr<TensorImpl>& leaf : order_)
+      if (!edgesLeft_.count(leaf.get()) && detail::hasPostAccumulateGradHooks(leaf.get()))
+        detail::runPostAccumulateGradHooks(leaf);
+  }
+
+ private:
+  std::unordered_map<const TensorImpl*, int> edgesLeft_;
+  std::unordered_set<const TensorImpl*> received_;
+  std::vector<std::shared_ptr<TensorImpl>> order_;
+};
+
 // One backward pass. backward() accumulates into the leaves' .grad; grad() sets
 // `capturing` and collects the gradients of its inputs instead: those of leaves at their
 // edge, those of non-leaves where their node's output gradients are complete.
@@ -79,6 +118,7 @@ struct GraphTask {
   std::unordered_map<const TensorImpl*, std::vector<size_t>> leafTargets;
   std::unordered_map<const Node*, std::vector<std::pair<int, size_t>>> nodeTargets;
   std::vector<Tensor> captured;
+  LeafHooks* hooks = nullptr;  // backward() only
 };
 
 using Pending = std::unordered_map<Node*, std::vector<Tensor>>;
@@ -92,6 +132,7 @@ void deliver(GraphTask& task, const Edge& edge, const Tensor& g, Pending& pendin
     accumulate(slots[edge.outputNr], g, loc);
   } else if (edge.leaf && !task.capturing) {
     accumulateLeaf(*edge.leaf, g, task.createGraph, loc);
+    if (task.hooks) task.hooks->received(edge.leaf);
   } else if (edge.leaf) {
     auto target = task.leafTargets.find(edge.leaf.get());
     if (target == task.leafTargets.end()) return;
@@ -132,6 +173,24 @@ Tensor seedOf(const char* what, const Tensor& root, const Tensor& seed, const So
   return seed;
 }
 
+// Runs `node` if the pass sent it gradients (and, while capturing, it leads to a target),
+// delivering its inputs' gradients; whether it ran.
+bool runNode(GraphTask& task, Node& node, Pending& pending, const std::unordered_set<Node*>& leading,
+             const SourceLoc& loc) {
+  auto slot = pending.find(&node);
+  if (slot == pending.end()) return false;
+  std::vector<Tensor> grads = std::move(slot->second);
+  pending.erase(slot);
+  if (auto target = task.nodeTargets.find(&node); target != task.nodeTargets.end())
+    for (auto [outputNr, index] : target->second)
+      if (const Tensor& g = grads[size_t(outputNr)]; g.defined()) accumulate(task.captured[index], g, loc);
+  if (task.capturing && !leading.count(&node)) return false;
+  std::vector<Tensor> inputGrads = node.apply(grads, task.createGraph, loc);
+  for (size_t i = 0; i < inputGrads.size() && i < node.next().size(); ++i)
+    deliver(task, node.next()[i], inputGrads[i], pending, loc);
+  return true;
+}
+
 // Runs `task` from `roots` with the gradients `seeds` (checked by seedOf), in grad mode
 // exactly when the task creates a graph.
 void execute(GraphTask& task, const char* what, const std::vector<Tensor>& roots,
@@ -151,21 +210,19 @@ void execute(GraphTask& task, const char* what, const std::vector<Tensor>& roots
   const std::vector<Node*> order = topologicalOrder(starts);
   const std::unordered_set<Node*> leading =
       task.capturing ? nodesLeadingToTargets(task, order) : std::unordered_set<Node*>{};
+  std::optional<LeafHooks> hooks;
+  if (!task.capturing) {
+    hooks.emplace(order);
+    for (size_t i = 0; i < roots.size(); ++i)
+      if (!roots[i].grad_fn() && roots[i].requires_grad()) hooks->received(roots[i].implPtr());
+    task.hooks = &*hooks;
+  }
   std::vector<Node*> ran;
   for (Node* node : order) {
-    auto slot = pending.find(node);
-    if (slot == pending.end()) continue;
-    std::vector<Tensor> grads = std::move(slot->second);
-    pending.erase(slot);
-    if (auto target = task.nodeTargets.find(node); target != task.nodeTargets.end())
-      for (auto [outputNr, index] : target->second)
-        if (const Tensor& g = grads[size_t(outputNr)]; g.defined()) accumulate(task.captured[index], g, loc);
-    if (task.capturing && !leading.count(node)) continue;
-    std::vector<Tensor> inputGrads = node->apply(grads, task.createGraph, loc);
-    ran.push_back(node);
-    for (size_t i = 0; i < inputGrads.size() && i < node->next().size(); ++i)
-      deliver(task, node->next()[i], inputGrads[i], pending, loc);
+    if (runNode(task, *node, pending, leading, loc)) ran.push_back(node);
+    if (hooks) hooks->nodeDone(*node);
   }
+  if (hooks) hooks->passDone();
   if (!retainGraph)
     for (Node* node : ran) node->release();
 }

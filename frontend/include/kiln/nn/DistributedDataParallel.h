@@ -5,14 +5,20 @@
 //   auto model = Net();  nn::DistributedDataParallel ddp(model);  // rank 0's weights
 //   loss.backward();  ddp.synchronize_gradients();  optimizer.step();
 //
-// Kiln's autograd has no per-gradient hooks yet, so the averaging is not started from
-// inside backward() as PyTorch's is: synchronize_gradients() starts every bucket's
-// all_reduce at once after backward, then waits for them.
+// As PyTorch's, eager DDP starts a bucket's all_reduce from inside backward(), as soon as
+// the last of its gradients is accumulated (a post-accumulate-grad hook on each
+// parameter), so the communication runs while the backward of the earlier layers does;
+// synchronize_gradients() starts the buckets backward did not complete and waits for all.
+// Inside jit::trace and nn::Graph the hooks start nothing: synchronize_gradients() records
+// the collectives and kiln-schedule-collectives places them (docs/DISTRIBUTED.md).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
+#include "kiln/core/PostAccumulateGradHook.h"
+#include "kiln/distributed/Distributed.h"
 #include "kiln/nn/Module.h"
 #include "kiln/nn/ModuleHolder.h"
 
@@ -41,14 +47,25 @@ class DistributedDataParallel {
                                    const SourceLoc& loc = SourceLoc::current())
       : DistributedDataParallel(std::static_pointer_cast<Module>(module.ptr()), options, loc) {}
 
+  // Unregisters the gradient hooks. A bucket started by a backward without the
+  // synchronize_gradients() that waits for it is still in flight: wait first.
+  ~DistributedDataParallel();
+  // The hooks hold `this`.
+  DistributedDataParallel(const DistributedDataParallel&) = delete;
+  DistributedDataParallel& operator=(const DistributedDataParallel&) = delete;
+
   // Replaces every parameter's gradient with its mean over the ranks (a parameter without
   // a gradient counts as zeros, and gets one). Call after backward and before the
-  // optimizer's step, on every rank; does nothing inside no_sync().
+  // optimizer's step, on every rank; does nothing inside no_sync(). Waits for the buckets
+  // backward() started, after starting, in bucket order, those it did not (a parameter
+  // got no gradient) or whose gradients changed after their start (a second backward).
+  // Every rank's backward must complete the same buckets in the same order (the same
+  // graph), as MPI matches collectives by the order they are started in.
   void synchronize_gradients(const SourceLoc& loc = SourceLoc::current());
 
-  // While the guard lives, synchronize_gradients() does nothing, so gradients accumulate
-  // locally; the first synchronize after it averages the accumulated ones (PyTorch's
-  // no_sync(), for gradient accumulation).
+  // While the guard lives, backward() starts no bucket and synchronize_gradients() does
+  // nothing, so gradients accumulate locally; the first backward and synchronize after it
+  // average the accumulated ones (PyTorch's no_sync(), for gradient accumulation).
   class NoSyncGuard {
    public:
     explicit NoSyncGuard(DistributedDataParallel& ddp) : ddp_(ddp), previous_(ddp.syncing_) {
@@ -67,11 +84,29 @@ class DistributedDataParallel {
   Module& module() const { return *module_; }
   // The parameters of each bucket, in the order they are reduced.
   const std::vector<std::vector<Tensor>>& buckets() const { return buckets_; }
+  // How many buckets' all_reduces backward() has started since the last
+  // synchronize_gradients() (they are in flight, or done and not yet copied back).
+  size_t buckets_started() const;
 
  private:
+  // A bucket's all_reduce from the hooks: how many of its gradients this backward has
+  // completed, and once all have, its flat gradients and the collective in flight.
+  struct BucketState {
+    size_t ready = 0;
+    bool started = false;
+    bool stale = false;  // a gradient changed after the start
+    Tensor flat;
+    distributed::Work work;
+  };
+  void onGradientReady(size_t bucket);
+  void start(size_t bucket, const SourceLoc& loc);
+
   std::shared_ptr<Module> module_;
   DistributedDataParallelOptions options_;
   std::vector<std::vector<Tensor>> buckets_;
+  std::vector<BucketState> state_;
+  std::vector<autograd::RemovableHandle> hooks_;
+  SourceLoc loc_;  // the construction's, for the collectives the hooks start
   bool syncing_ = true;
 };
 

@@ -6,10 +6,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
+#include "kiln/core/PostAccumulateGradHook.h"
 #include "kiln/core/Random.h"
 #include "kiln/data/DataLoader.h"
 #include "kiln/distributed/Distributed.h"
@@ -238,6 +240,80 @@ TEST(DistributedDataParallelTest, DataParallelGraphStartsFromRankZerosParameters
 
 TEST(DistributedDataParallelTest, DataParallelGraphWithGradientAccumulation) {
   expectEquivalentToOneProcess(2, 256.0 / (1024 * 1024), Mode::Graph, "MLIR");
+}
+
+// Each rank's gradients of `model` on its own batch, averaged over the ranks by hand.
+std::vector<Tensor> meanGradients(nn::Sequential& model) {
+  std::vector<Tensor> means;
+  for (const Tensor& p : model->parameters()) {
+    Tensor g = p.grad().clone();
+    dist::all_reduce(g, dist::ReduceOp::Mean);
+    means.push_back(g);
+  }
+  return means;
+}
+
+// A batch that differs between the ranks (and between calls, by `salt`).
+std::pair<Tensor, Tensor> rankBatch(int salt) {
+  manual_seed(uint64_t(1000 + 10 * dist::rank() + salt));
+  return {randn({kPerRankBatch, 6}), randn({kPerRankBatch, 3})};
+}
+
+// Eager DDP starts a bucket's all_reduce inside backward(), from the post-accumulate-grad
+// hook of its last gradient: seen from hooks that run after DDP's (registered later).
+TEST(DistributedDataParallelTest, BackwardStartsEachBucketWhenItsGradientsAreComplete) {
+  manual_seed(7);
+  nn::Sequential model = mlp(), reference = mlp();
+  // A bucket per parameter: the last layer's bias, its weight, the first's bias, weight.
+  nn::DistributedDataParallel ddp(model, {.bucket_cap_mb = 1e-9});
+  ASSERT_EQ(ddp.buckets().size(), 4u);
+  reference->load_state_dict(model->state_dict());
+  const std::vector<Tensor> params = model->parameters();
+  size_t atLastBias = 99, atFirstWeight = 99;
+  auto lastBias = autograd::register_post_accumulate_grad_hook(
+      params[3], [&](const Tensor&) { atLastBias = ddp.buckets_started(); });
+  auto firstWeight = autograd::register_post_accumulate_grad_hook(
+      params[0], [&](const Tensor&) { atFirstWeight = ddp.buckets_started(); });
+
+  auto [x, y] = rankBatch(0);
+  mse_loss(model(x), y).backward();
+  // The first layer's weight completes last: every bucket had started by then, and the
+  // last layer's bias bucket had started before the first layer's were complete.
+  EXPECT_EQ(atFirstWeight, 4u);
+  EXPECT_GE(atLastBias, 1u);
+  EXPECT_LT(atLastBias, 4u);
+  EXPECT_EQ(ddp.buckets_started(), 4u);  // all in flight when backward returned
+  ddp.synchronize_gradients();
+  EXPECT_EQ(ddp.buckets_started(), 0u);
+  mse_loss(reference(x), y).backward();
+  std::vector<Tensor> want = meanGradients(reference);
+  for (size_t i = 0; i < params.size(); ++i)
+    EXPECT_LT(relativeDifference(params[i].grad(), want[i]), 1e-6) << "parameter " << i;
+
+  // Two backward passes before one synchronize: the buckets the first started are out of
+  // date; the second restarts them with the sums, and the mean is of the sums.
+  for (nn::Sequential* m : {&model, &reference})
+    for (Tensor p : (*m)->parameters()) p.mutable_grad().zero_();
+  auto [x2, y2] = rankBatch(1);
+  mse_loss(model(x), y).backward();
+  mse_loss(model(x2), y2).backward();
+  EXPECT_EQ(ddp.buckets_started(), 4u);
+  ddp.synchronize_gradients();
+  mse_loss(reference(x), y).backward();
+  mse_loss(reference(x2), y2).backward();
+  want = meanGradients(reference);
+  for (size_t i = 0; i < params.size(); ++i)
+    EXPECT_LT(relativeDifference(params[i].grad(), want[i]), 1e-6) << "parameter " << i;
+
+  // Under no_sync() backward starts nothing and synchronize does nothing.
+  {
+    auto noSync = ddp.no_sync();
+    mse_loss(model(x), y).backward();
+    EXPECT_EQ(ddp.buckets_started(), 0u);
+    EXPECT_EQ(atFirstWeight, 0u);
+  }
+  lastBias.remove();
+  firstWeight.remove();
 }
 
 TEST(DistributedDataParallelTest, BucketsFollowTheCapInReverseOrder) {
