@@ -333,15 +333,3 @@ TEST(DistributedDataParallelTest, BucketsFollowTheCapInReverseOrder) {
 
 }  // namespace
 }  // namespace kiln
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  if (!kiln::distributed::is_available()) {
-    std::cout << "built without MPI: DistributedTest checks that every call says so\n";
-    return 0;
-  }
-  kiln::distributed::init();
-  const int status = RUN_ALL_TESTS();
-  kiln::distributed::finalize();
-  return status;
-}
