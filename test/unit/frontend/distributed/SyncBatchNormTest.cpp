@@ -11,13 +11,16 @@
 #include <string>
 #include <utility>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
 #include "kiln/distributed/Distributed.h"
+#include "kiln/jit/Trace.h"
 #include "kiln/nn/BatchNorm.h"
+#include "kiln/optim/SGD.h"
 #include "test/unit/frontend/core/ExpectError.h"
 
 namespace kiln {
@@ -124,6 +127,68 @@ TEST(SyncBatchNormTest, PlainBatchNormOnTheSharesDiffers) {
   const auto [start, count] = share(sizes);
   EXPECT_GT(relativeDifference(local(x.narrow(0, start, count)), whole(x).narrow(0, start, count)),
             1e-3);
+}
+
+// Training steps of a SyncBatchNorm on each rank's share (SGD on its weight and bias)
+// under jit::trace on `backend`, or eagerly: the recording holds the forward's and the
+// backward's all-reduces, and the traced steps equal the eager ones.
+// A learned per-channel scale before the normalization makes the input require grad, so
+// the backward has its all-reduce (the scale's gradient needs every rank's rows).
+void trainSteps(nn::SyncBatchNorm& bn, Tensor scale, const std::string& backend) {
+  std::vector<Tensor> params = bn->parameters();
+  params.push_back(scale);
+  optim::SGD sgd(params, optim::SGDOptions(0.1));
+  auto step = [&](Tensor x, Tensor upstream) {
+    sgd.zero_grad();
+    Tensor loss = (bn(x * scale) * upstream).sum();
+    loss.backward();
+    sgd.step();
+    return loss;
+  };
+  const auto [start, count] = share(unevenSizes());
+  int64_t total = 0;
+  for (int64_t n : unevenSizes()) total += n;
+  auto batch = [&](int s) {
+    manual_seed(uint64_t(60 + s));
+    Tensor x = (randn({total, kChannels, 4, 2}) * 2.0 + 0.7).narrow(0, start, count).clone();
+    Tensor upstream = randn({total, kChannels, 4, 2}).narrow(0, start, count).clone();
+    return std::pair{x, upstream};
+  };
+  constexpr int kTrainSteps = 4;
+  if (backend.empty()) {
+    for (int s = 0; s < kTrainSteps; ++s) std::apply(step, batch(s));
+    return;
+  }
+  jit::TraceOptions options;
+  options.compile.backend = backend;
+  auto traced = jit::trace(step, options);
+  traced.name_module("bn", bn).name_optimizer("opt", sgd);
+  for (int s = 0; s < kTrainSteps; ++s) {
+    auto [x, upstream] = batch(s);
+    traced(x, upstream);
+  }
+  EXPECT_EQ(traced.num_traces(), 1u);
+  // The forward's all-reduce and the backward's.
+  const std::string graph = traced.graph_str();
+  EXPECT_NE(graph.find("kiln.all_reduce sum"), graph.rfind("kiln.all_reduce sum")) << graph;
+}
+
+TEST(SyncBatchNormTest, TracedStepsMatchEagerOnes) {
+  for (const char* backend : {"INTERP", "MLIR"}) {
+    SCOPED_TRACE(backend);
+    nn::SyncBatchNorm eager(kChannels), traced(kChannels);
+    auto scale = [] { return full({1, kChannels, 1, 1}, 1.5).requires_grad_(true); };
+    Tensor eagerScale = scale(), tracedScale = scale();
+    trainSteps(eager, eagerScale, "");
+    trainSteps(traced, tracedScale, backend);
+    EXPECT_LT(relativeDifference(tracedScale, eagerScale), 1e-5);
+    EXPECT_GT(relativeDifference(eagerScale, scale()), 1e-3);
+    for (const auto& [name, want] : eager->named_parameters())
+      EXPECT_LT(relativeDifference(traced->named_parameters()[name], want), 1e-5) << name;
+    EXPECT_LT(relativeDifference(traced->running_mean, eager->running_mean), 1e-5);
+    EXPECT_LT(relativeDifference(traced->running_var, eager->running_var), 1e-5);
+    EXPECT_GT(relativeDifference(eager->running_var, nn::SyncBatchNorm(kChannels)->running_var), 1e-2);
+  }
 }
 
 TEST(SyncBatchNormTest, PrintsAndChecksItsInput) {
