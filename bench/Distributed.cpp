@@ -1,17 +1,21 @@
-// Data-parallel training under mpirun (issue 24): the traced MLP step (bench/Mlp.h's shape)
-// and the traced MobileNetV2 step (32x32, as examples/graph_mobilenet), each averaged over
-// the ranks by nn::DistributedDataParallel's buckets inside the program. Per step: the step
-// time with N ranks against one process (batch B and N·B), the all-reduce time of its buckets
-// alone, and how much of it the backward hid, with the async progress thread off and on,
-// alternating in one run (docs/BENCHMARKS.md, "Data parallel"; docs/DISTRIBUTED.md).
+// Data-parallel training under mpirun (issue 24): the MLP step (bench/Mlp.h's shape) and
+// the MobileNetV2 step (32x32, as examples/graph_mobilenet), averaged over the ranks by
+// nn::DistributedDataParallel's buckets, traced (inside the program) and eager (started by
+// the gradient hooks inside backward, or all after backward). Per step: the step time with
+// N ranks against one process (batch B and N·B), the all-reduce time of its buckets alone,
+// and how much of it the backward hid, with the async progress thread off and on, all
+// variants alternating in one run (docs/BENCHMARKS.md, "Data parallel";
+// docs/DISTRIBUTED.md, "Measured overlap", has the method).
 //
 //   bazel build -c opt //bench:distributed
-//   mpirun -np 2 bazel-bin/bench/distributed --threads=1 [--reps=5] [--filter=MLP|CNN]
-//       [--mlp_batch=64] [--cnn_batch=16] [--mlp_bucket_mb=0.25] [--cnn_bucket_mb=1]
+//   mpirun -np 2 --bind-to core bazel-bin/bench/distributed --threads=1 [--reps=5]
+//       [--filter=MLP|CNN] [--mlp_batch=64] [--cnn_batch=16] [--mlp_bucket_mb=0.25]
+//       [--cnn_bucket_mb=1]
 //
-// The one-process columns are rank 0 alone (the others idle in a barrier) with the ranks'
-// thread count; `mpirun -np 1 ... --threads=2 --mlp_batch=128` gives one process on the
-// whole machine.
+// --threads sets Kiln's pool (KILN_NUM_THREADS) and OpenMP's (oneDNN's) alike; the header
+// prints the cores each rank may run on (mpirun's --bind-to core gives one each). The
+// one-process columns are rank 0 alone (the others idle in a barrier) with the ranks'
+// thread count, traced or eager as the row.
 //
 // Columns (ms per step unless a share): "step" the data-parallel step; "no all-reduce" the
 // same step without DDP, every rank running it at once (the same competition for cores,
@@ -22,6 +26,8 @@
 // wait's first test; "exposed" step - no all-reduce. Two hidden shares, both clamped to
 // [0, 100%]: by waits, 1 - blocked / alone; by step, 1 - exposed / alone. Blocked and
 // exposed also hold the wait for a slower rank (load imbalance), which lowers both.
+#include <sched.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -94,6 +100,30 @@ std::function<Tensor()> tracedStep(const std::string& workload, Replica& r,
   return [t, rp] { return t(rp->x, rp->y); };
 }
 
+// How DDP's eager step averages: all buckets after backward (backward under no_sync(),
+// so the hooks start nothing: DDP before its gradient hooks), or each bucket started by
+// the hooks when its gradients are complete.
+enum class EagerSync { AfterBackward, Hooks };
+
+// The eager training step; with `ddp`, averaged as `sync` says.
+std::function<Tensor()> eagerStep(Replica& r, kiln::nn::DistributedDataParallel* ddp,
+                                  EagerSync sync) {
+  Replica* rp = &r;
+  return [rp, ddp, sync] {
+    rp->opt->zero_grad(/*set_to_none=*/true);
+    Tensor loss = kiln::cross_entropy(rp->forward(rp->x), rp->y);
+    if (ddp && sync == EagerSync::AfterBackward) {
+      auto noSync = ddp->no_sync();
+      loss.backward();
+    } else {
+      loss.backward();
+    }
+    if (ddp) ddp->synchronize_gradients();
+    rp->opt->step();
+    return loss;
+  };
+}
+
 // Mean over the ranks of `value`.
 double rankMean(double value) {
   Tensor t = kiln::full({1}, value, kiln::TensorOptions(kiln::kFloat64));
@@ -109,6 +139,26 @@ double timeSteps(const std::function<Tensor()>& step, int steps) {
   return msSince(t0) / steps;
 }
 
+// "rank 0: cpus 0; rank 1: cpus 1": where mpirun let each rank run.
+std::string rankCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  sched_getaffinity(0, sizeof set, &set);
+  int64_t mask = 0;
+  for (int cpu = 0; cpu < 63; ++cpu)
+    if (CPU_ISSET(cpu, &set)) mask |= int64_t(1) << cpu;
+  Tensor masks = kiln::zeros({dist::world_size()}, kiln::TensorOptions(kiln::kInt64));
+  masks.data_ptr<int64_t>()[dist::rank()] = mask;
+  dist::all_reduce(masks, dist::ReduceOp::Sum);
+  std::string text;
+  for (int r = 0; r < dist::world_size(); ++r) {
+    text += (r ? "; rank " : "rank ") + std::to_string(r) + ": cpus";
+    for (int cpu = 0; cpu < 63; ++cpu)
+      if (masks.data_ptr<int64_t>()[r] >> cpu & 1) text += " " + std::to_string(cpu);
+  }
+  return text;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return NAN;
   std::sort(v.begin(), v.end());
@@ -116,13 +166,13 @@ double median(std::vector<double> v) {
 }
 
 // The step time of one process (rank 0 alone while the others wait in a barrier, with
-// progress off so their waiting costs nothing) with batch `batch`.
-double oneProcessMs(const std::string& workload, int64_t batch, int steps, int reps) {
+// progress off so their waiting costs nothing) with batch `batch`, traced or eager.
+double oneProcessMs(const std::string& workload, int64_t batch, bool eager, int steps, int reps) {
   double ms = NAN;
   dist::set_async_progress(false);
   if (dist::rank() == 0) {
     Replica r = makeReplica(workload, batch);
-    auto step = tracedStep(workload, r, nullptr);
+    auto step = eager ? eagerStep(r, nullptr, EagerSync::Hooks) : tracedStep(workload, r, nullptr);
     for (int w = 0; w < 3; ++w) sink(step());
     std::vector<double> samples;
     for (int rep = 0; rep < reps; ++rep) {
@@ -167,40 +217,64 @@ std::string percent(double share) {
   return text;
 }
 
+// One way of running the step: which step, and the progress thread on or off.
+struct Variant {
+  std::string name;
+  const std::function<Tensor()>* step;
+  bool progress;
+  int baseline;  // the variant without communication this one is compared with
+};
+
 void runWorkload(const std::string& workload, int64_t batch, double bucketMb, int steps,
                  const Options& options, Table& table) {
   const int n = dist::world_size();
   std::fprintf(stderr, "%s: one process, batch %lld and %lld\n", workload.c_str(),
                (long long)batch, (long long)(n * batch));
-  const double oneMs = oneProcessMs(workload, batch, steps, options.reps);
-  const double oneWholeMs = oneProcessMs(workload, n * batch, steps, options.reps);
+  double oneMs[2], oneWholeMs[2];  // traced, eager
+  for (int eager = 0; eager < 2; ++eager) {
+    oneMs[eager] = oneProcessMs(workload, batch, eager, steps, options.reps);
+    oneWholeMs[eager] = oneProcessMs(workload, n * batch, eager, steps, options.reps);
+  }
 
   std::fprintf(stderr, "%s: %d ranks, batch %lld each\n", workload.c_str(), n, (long long)batch);
-  Replica r = makeReplica(workload, batch);
+  // Traced and eager on replicas of their own, so neither invalidates the other's
+  // recording; the same steps without the all-reduces run on every rank at once: what a
+  // step costs when the ranks compete for the cores alike but do not communicate.
+  Replica r = makeReplica(workload, batch), local = makeReplica(workload, batch);
+  Replica er = makeReplica(workload, batch), elocal = makeReplica(workload, batch);
   kiln::nn::DistributedDataParallel ddp(r.model, {.bucket_cap_mb = bucketMb});
-  auto step = tracedStep(workload, r, &ddp);
-  // The same step without the all-reduces, on every rank at once: what the step costs
-  // when the ranks compete for the cores alike but do not communicate.
-  Replica local = makeReplica(workload, batch);
-  auto localStep = tracedStep(workload, local, nullptr);
-  for (int w = 0; w < 3; ++w) sink(step());  // records, compiles (again after momentum)
-  for (int w = 0; w < 3; ++w) sink(localStep());
+  kiln::nn::DistributedDataParallel eddp(er.model, {.bucket_cap_mb = bucketMb});
+  const std::function<Tensor()> traced = tracedStep(workload, r, &ddp),
+                                tracedLocal = tracedStep(workload, local, nullptr),
+                                eagerLocal = eagerStep(elocal, nullptr, EagerSync::Hooks),
+                                eagerAfter = eagerStep(er, &eddp, EagerSync::AfterBackward),
+                                eagerHooks = eagerStep(er, &eddp, EagerSync::Hooks);
+  const std::vector<Variant> variants = {
+      {"traced, no all-reduce", &tracedLocal, false, 0},
+      {"traced, progress off", &traced, false, 0},
+      {"traced, progress on", &traced, true, 0},
+      {"eager, no all-reduce", &eagerLocal, false, 3},
+      {"eager, after backward", &eagerAfter, true, 3},
+      {"eager, hooks, progress off", &eagerHooks, false, 3},
+      {"eager, hooks, progress on", &eagerHooks, true, 3},
+  };
+  for (const Variant& v : variants)  // records, compiles (again after momentum)
+    for (int w = 0; w < 3; ++w) sink((*v.step)());
   const double aloneMs = allReduceAloneMs(ddp, options.reps);
   int64_t elements = 0;
   for (const auto& bucket : ddp.buckets())
     for (const Tensor& p : bucket) elements += p.numel();
 
-  ModeFigures modes[3];  // no all-reduce, progress off, progress on
+  std::vector<ModeFigures> figures(variants.size());
   for (int rep = 0; rep < options.reps; ++rep)
-    for (int i = 0; i < 3; ++i) {
-      const int mode = (rep + i) % 3;  // rotate which runs first
-      dist::set_async_progress(mode == 2);
-      const auto& run = mode == 0 ? localStep : step;
-      sink(run());
+    for (size_t i = 0; i < variants.size(); ++i) {
+      const Variant& v = variants[(size_t(rep) + i) % variants.size()];  // rotate the order
+      ModeFigures& m = figures[size_t(&v - variants.data())];
+      dist::set_async_progress(v.progress);
+      sink((*v.step)());
       dist::reset_comm_stats();
-      const double ms = timeSteps(run, steps);
+      const double ms = timeSteps(*v.step, steps);
       const dist::CommStats stats = dist::comm_stats();
-      ModeFigures& m = modes[mode];
       m.stepMs.push_back(rankMean(ms));
       m.blockedMs.push_back(rankMean(stats.blocked_seconds * 1e3 / steps));
       m.windowMs.push_back(rankMean(stats.issue_to_wait_seconds * 1e3 / steps));
@@ -212,12 +286,20 @@ void runWorkload(const std::string& workload, int64_t batch, double bucketMb, in
   char buckets[64];
   std::snprintf(buckets, sizeof buckets, "%zu (%.2f MB)", ddp.buckets().size(),
                 double(elements) * 4 / 1e6);
-  const double localMs = median(modes[0].stepMs);
-  for (int mode = 1; mode < 3; ++mode) {
-    const ModeFigures& m = modes[mode];
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const Variant& v = variants[i];
+    const ModeFigures& m = figures[i];
+    const bool eager = v.baseline != 0;
     const double stepMs = median(m.stepMs), blocked = median(m.blockedMs);
-    table.row({workload, std::to_string(batch), buckets, mode == 2 ? "on" : "off",
-               fmtMs(stepMs), fmtMs(localMs), fmtMs(oneMs), fmtMs(oneWholeMs), fmtMs(aloneMs),
+    const double localMs = median(figures[size_t(v.baseline)].stepMs);
+    if (size_t(v.baseline) == i) {
+      table.row({workload, std::to_string(batch), buckets, v.name, fmtMs(stepMs), fmtMs(localMs),
+                 fmtMs(oneMs[eager]), fmtMs(oneWholeMs[eager]), fmtMs(aloneMs), "-", "-", "-",
+                 "-", "-", "-"});
+      continue;
+    }
+    table.row({workload, std::to_string(batch), buckets, v.name, fmtMs(stepMs), fmtMs(localMs),
+               fmtMs(oneMs[eager]), fmtMs(oneWholeMs[eager]), fmtMs(aloneMs),
                fmtMs(median(m.windowMs)), fmtMs(blocked), percent(median(m.doneAtWait)),
                fmtMs(stepMs - localMs), percent(1 - blocked / aloneMs),
                percent(1 - (stepMs - localMs) / aloneMs)});
@@ -242,12 +324,13 @@ int main(int argc, char** argv) {
   const int threads = setUpThreads(options);  // before anything starts Kiln's pool
   dist::init();
   const int n = dist::world_size();
+  const std::string cpus = rankCpus();
   if (dist::rank() == 0) {
     printMachine(threads);
-    std::printf("ranks: %d (per rank: %d threads), load before: %s\n", n, threads,
-                loadAverage().c_str());
+    std::printf("ranks: %d (per rank: %d threads; %s), load before: %s\n", n, threads,
+                cpus.c_str(), loadAverage().c_str());
   }
-  Table table({"step", "batch/rank:", "buckets:", "progress", "step:", "no all-reduce:",
+  Table table({"step", "batch/rank:", "buckets:", "variant", "step:", "no all-reduce:",
                "1 proc, batch:", "1 proc, N x batch:", "all-reduce alone:", "start-to-wait:",
                "blocked:", "done at wait:", "exposed:", "hidden (waits):", "hidden (step):"});
   if (wanted(options, "MLP")) runWorkload("MLP", mlpBatch, mlpBucketMb, 40, options, table);
