@@ -101,6 +101,17 @@ static std::string mappedLibraries(const char* needle) {
   return out.empty() ? "none mapped" : out;
 }
 
+std::string peerLibraries() {
+  const dnnl_version_t* dnnl = dnnl_version();
+  std::string onednn = "oneDNN " + std::to_string(dnnl->major) + "." + std::to_string(dnnl->minor) + "." +
+                       std::to_string(dnnl->patch) + " (" + mappedLibraries("libdnnl") + ")";
+#if KILN_HAVE_LIBTORCH
+  return "peer: LibTorch " + std::string(TORCH_VERSION) + " on BLAS " + mappedLibraries("blas") + "; " + onednn;
+#else
+  return "peer: LibTorch not installed (skipped); " + onednn;
+#endif
+}
+
 void printMachine(int threads) {
   std::printf("cpu: %s; cores (hardware_concurrency): %u\n", cpuModel().c_str(),
               std::thread::hardware_concurrency());
@@ -337,6 +348,45 @@ std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups) 
     prim->execute(s, {{DNNL_ARG_SRC, *x}, {DNNL_ARG_WEIGHTS, *w}, {DNNL_ARG_DST, *y}});
     s.wait();
   };
+}
+
+// ---- targets -----------------------------------------------------------------------------------
+
+double triadShareTarget(int64_t elements) { return elements >= (int64_t(1) << 22) ? 0.85 : NAN; }
+
+int64_t MlpGeometry::parameters() const {
+  int64_t n = 0;
+  for (size_t i = 0; i + 1 < layers.size(); ++i) n += layers[i] * layers[i + 1] + layers[i + 1];
+  return n;
+}
+
+double MlpGeometry::gemmFlops() const {
+  double flops = 0;
+  for (size_t i = 0; i + 1 < layers.size(); ++i) {
+    const double product = 2.0 * double(batch) * double(layers[i]) * double(layers[i + 1]);
+    flops += (i == 0 ? 2 : 3) * product;  // forward, weight gradient, input gradient (not the first)
+  }
+  return flops;
+}
+
+double MlpGeometry::elementwiseBytes() const {
+  double hidden = 0;
+  for (size_t i = 1; i + 1 < layers.size(); ++i) hidden += double(layers[i]);
+  return 12.0 * double(parameters()) + 12.0 * double(batch) * hidden;
+}
+
+double MlpGeometry::boundMs(double gflops, double gbps) const {
+  return gemmFlops() / (gflops * 1e6) + elementwiseBytes() / (gbps * 1e6);
+}
+
+std::string combineVerdicts(const std::vector<std::string>& verdicts) {
+  std::string misses;
+  bool ok = false;
+  for (const std::string& v : verdicts) {
+    if (v == "ok") ok = true;
+    else if (v != "-") misses += (misses.empty() ? "" : "; ") + v;
+  }
+  return !misses.empty() ? misses : ok ? "ok" : "-";
 }
 
 // ---- child processes ------------------------------------------------------------------------

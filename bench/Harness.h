@@ -44,6 +44,11 @@ int setUpThreads(const Options& options);
 // Prints the CPU, the thread counts and LibTorch's build (or that it is not installed).
 void printMachine(int threads);
 
+// One line naming the peer's libraries as this process mapped them, for every table's
+// header: "peer: LibTorch 1.13.0 on BLAS /usr/lib/.../libopenblasp-r0.3.21.so; oneDNN
+// 2.6.3 (/usr/lib/.../libdnnl.so.2.6)".
+std::string peerLibraries();
+
 // ---- timing ---------------------------------------------------------------------------------
 
 using Clock = std::chrono::steady_clock;
@@ -126,6 +131,39 @@ std::function<void()> sgemmBound(int64_t n);
 // The convolution alone with oneDNN's preferred layouts (format_tag::any), padding k/2,
 // input and weights reordered once outside the timing.
 std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups);
+
+// ---- targets (docs/BENCHMARKS.md, "Where Kiln must stand") -----------------------------------
+
+// The share of triad bandwidth a memory-bound chain over `elements` floats must reach:
+// 0.85 at 4M elements and more. Below (the 1M rows) the chains are compute-bound and the
+// target is 70% of an arithmetic bound (llvm-mca's) that the runners do not compute: NaN,
+// which the tables print as "bound: n/a".
+double triadShareTarget(int64_t elements);
+
+// An MLP of `layers` widths (784, 256, 256, 10) trained with SGD on batches of `batch`:
+// what one training step's GEMMs must compute and its elementwise work must move.
+struct MlpGeometry {
+  std::vector<int64_t> layers;
+  int64_t batch = 0;
+
+  int64_t parameters() const;  // weights and biases
+  // 2·batch·in·out per product: every layer's forward product and weight gradient, and
+  // the input gradient of every layer but the first (the input needs none).
+  double gemmFlops() const;
+  // The elementwise traffic no schedule avoids: the SGD update reads each parameter and
+  // its gradient and writes the parameter (12 bytes per parameter), and each hidden
+  // layer's relu backward reads the output gradient and the activation and writes the
+  // input gradient (12 bytes per activation; the bias gradient's column sums read the same
+  // values once more in cache). Forward bias and relu ride on the GEMMs' epilogues.
+  double elementwiseBytes() const;
+  // The step's bound: gemmFlops at `gflops` (oneDNN sgemm's measured peak) plus
+  // elementwiseBytes at `gbps` (the measured triad bandwidth), in ms.
+  double boundMs(double gflops, double gbps) const;
+};
+
+// "ok" when every verdict is "ok" or "-" and one was "ok"; "-" when all are "-"; else the
+// misses, joined by "; ".
+std::string combineVerdicts(const std::vector<std::string>& verdicts);
 
 // ---- child processes ------------------------------------------------------------------------
 

@@ -15,7 +15,10 @@
 // program's arena size. Peak memory (workload 6) reads Storage's peak counter around one
 // training step, plus the compiled program's arena.
 //
-// Every row prints the ratio its target is stated in and MISS where the target is not met.
+// Every row prints the ratio its target is stated in and MISS where the target is not met
+// (the targets of docs/BENCHMARKS.md, "Targets"); every table's header names the peer's BLAS
+// and oneDNN as mapped. `--child=mlp-step` runs only the traced MLP step and prints its
+// wall and CPU time per step, for perf record and A/B runs of two builds.
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -81,6 +85,7 @@ struct Row {
   std::string boundKind;  // for timed bounds
   int64_t bytes = 0;      // elementwise rows: bytes moved (bound = bytes / triad)
   int64_t footprint = 0;  // floats per triad array for this row's bound
+  std::optional<MlpGeometry> mlp;  // the MLP row: `bound` times oneDNN sgemm kSgemmPeakN
   double diff = NAN, diffScale = NAN;  // max |traced - eager| and max |eager|
   double eagerMs = NAN, tracedMs = NAN, halideMs = NAN, torchMs = NAN, jitMs = NAN, boundMs = NAN;
   double halideDiff = NAN;  // max |halide - eager|
@@ -142,6 +147,9 @@ Row make(std::string name, Target target, std::vector<Dims> shapes, KFn kilnFn, 
 
 // ---- the MLP training step (workload 2, bench/Mlp.h) ------------------------------------------
 
+// The sgemm whose speed is the MLP row's peak (FLOPs per ms of oneDNN at n = 1024).
+constexpr int64_t kSgemmPeakN = 1024;
+
 Row mlpRow() {
   Row w;
   w.name = "MLP training step";
@@ -163,6 +171,12 @@ Row mlpRow() {
   w.eager = [eager, data] { sink(eager->step(data->x, data->y)); };
   w.traced = [step, data] { sink(step(data->x, data->y)); };
   w.halide = [halideStep, data] { sink(halideStep(data->x, data->y)); };
+  // The bound: the step's GEMM FLOPs at oneDNN sgemm's peak, timed with the row, plus its
+  // elementwise bytes at the triad bandwidth of arrays the size of the parameters.
+  w.mlp = MlpGeometry{{784, 256, 256, 10}, kBatch};
+  w.bound = sgemmBound(kSgemmPeakN);
+  w.boundKind = "GEMMs at oneDNN sgemm peak + elementwise at triad";
+  w.footprint = w.mlp->parameters();
 #if KILN_HAVE_LIBTORCH
   torch::manual_seed(0);
   auto model = std::make_shared<torch::nn::Sequential>(
@@ -363,6 +377,42 @@ int compileChild() {
   return 0;
 }
 
+double medianOf(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// A profiling child (--child=mlp-step): only the traced MLP step, nothing else in the
+// process, so `perf record`, KILN_PROFILE and KILN_PERF_MAP see the compiled step alone.
+// Prints the median over `reps` blocks of calls of the wall time per step and of the
+// process's CPU time per step: on a loaded machine, with --threads=1, the CPU time is the
+// steadier measure of the step's own work.
+int mlpStepChild(const Options& opt) {
+  defaultToMlirBackend();
+  setUpThreads(opt);
+  MlpData data = MlpData::make();
+  auto step = tracedStep(std::make_shared<KilnMlp>());
+  auto cpuMs = [] {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
+  };
+  for (int i = 0; i < 10; ++i) sink(step(data.x, data.y));  // compiles, warms up
+  const int calls = std::max(1, int(opt.targetMs));          // --target_ms: calls per block
+  std::vector<double> wall, cpu;
+  for (int r = 0; r < opt.reps; ++r) {
+    const auto t0 = Clock::now();
+    const double c0 = cpuMs();
+    for (int i = 0; i < calls; ++i) sink(step(data.x, data.y));
+    cpu.push_back((cpuMs() - c0) / calls);
+    wall.push_back(msSince(t0) / calls);
+  }
+  std::printf("traced MLP step: wall %.4f ms, cpu %.4f ms (medians of %d blocks of %d calls)\n",
+              medianOf(wall), medianOf(cpu), opt.reps, calls);
+  return 0;
+}
+
 struct ChildRun {
   double initMs = NAN;
   double firstCallMs = NAN;   // until the compiled (or loaded) step has run once
@@ -407,12 +457,6 @@ std::string freshDirectory() {
   return pattern;
 }
 
-double medianOf(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 // ---- verdicts -------------------------------------------------------------------------------
 
 std::string fmtUs(double ms) {
@@ -428,6 +472,7 @@ int main(int argc, char** argv) {
   Options opt = parseOptions(argc, argv, "traced", {"--child"});
   for (const std::string& extra : opt.extra)
     if (extra == "--child=compile") return compileChild();
+    else if (extra == "--child=mlp-step") return mlpStepChild(opt);
 
   defaultToMlirBackend();
   const int threads = setUpThreads(opt);
@@ -440,7 +485,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows = speedRows(opt);
   TriadTable triad;
   for (const Row& w : rows)
-    if (w.bytes > 0) triad.need(w.footprint);
+    if (w.bytes > 0 || w.mlp) triad.need(w.footprint);
   triad.measure(threads);
   for (Row& w : rows) {
     std::fprintf(stderr, "timing %s\n", w.name.c_str());
@@ -545,9 +590,13 @@ int main(int argc, char** argv) {
               jitSkipped.empty() ? "bench/torch_jit.py in python3, same shapes and threads, run after the in-process rows"
                                  : jitSkipped.c_str());
 
-  std::printf("Speed (workloads 1, 2, 4). speedup = libtorch ms / traced ms; of bound = bound ms / traced ms.\n"
-              "Targets: elementwise >= 10x LibTorch and >= 60%% of triad; MLP step >= 2.5x LibTorch; "
-              "sgemm/conv >= 0.95x oneDNN.\n\n");
+  std::printf("Speed (workloads 1, 2, 4). speedup = libtorch ms / traced ms; of bound = bound ms / traced ms "
+              "(MLP step: traced ms / bound ms).\n%s\n"
+              "Targets: memory-bound chains (4M-16M) >= 85%% of triad; 1M chains (compute-bound) >= 70%% of "
+              "an arithmetic bound this runner does not compute (bound: n/a); elementwise >= 10x LibTorch; "
+              "MLP step >= 2.5x LibTorch and <= 1.5x its bound (GEMM FLOPs at the sgemm %lld peak of the same "
+              "run + elementwise bytes at triad; docs/BENCHMARKS.md); sgemm/conv >= 0.95x oneDNN.\n\n",
+              peerLibraries().c_str(), static_cast<long long>(kSgemmPeakN));
   Table speed({"workload", "shapes", "eager kiln ms:", "traced kiln ms:", "libtorch ms:",
                "torch.jit ms:", "bound ms:", "bound", "eager/traced:", "speedup vs libtorch:",
                "of bound:", "target", "verdict", "IQR traced / libtorch:",
@@ -559,34 +608,46 @@ int main(int argc, char** argv) {
       bMs = triad.boundMs(w.bytes, w.footprint);
       boundKind = triad.label(w.footprint);
     }
+    if (w.mlp) {
+      const double peakGflops = 2.0 * std::pow(double(kSgemmPeakN), 3) / (w.boundMs * 1e6);
+      bMs = w.mlp->boundMs(peakGflops, triad.gbps(w.footprint));
+      char kind[160];
+      std::snprintf(kind, sizeof kind, "%.0f MFLOP at %.0f GFLOP/s + %.1f MB at %.0f GB/s",
+                    w.mlp->gemmFlops() / 1e6, peakGflops, w.mlp->elementwiseBytes() / 1e6,
+                    triad.gbps(w.footprint));
+      boundKind = kind;
+    }
     const double speedup = w.torchMs / w.tracedMs, ofBound = bMs / w.tracedMs;
-    std::string target, result;
+    std::string target, result, ofBoundText = fmtPercent(ofBound);
     switch (w.target) {
       case Target::Elementwise: {
-        target = ">= 10x, >= 60%";
-        std::vector<std::string> misses;
-        for (std::string v : {verdict(speedup, speedup >= 10, fmtRatio(speedup) + " < 10x"),
-                              verdict(ofBound, ofBound >= 0.6, fmtPercent(ofBound) + " < 60%")})
-          if (v != "ok" && v != "-") misses.push_back(v);
-        result = std::isnan(speedup) && std::isnan(ofBound) ? "-"
-                 : misses.empty()                          ? "ok"
-                                                           : misses.size() == 1 ? misses[0] : misses[0] + "; " + misses[1];
+        const double share = triadShareTarget(w.footprint);
+        const bool bounded = !std::isnan(share);
+        target = bounded ? ">= 10x, >= 85% of triad" : ">= 10x; bound: n/a";
+        if (!bounded) ofBoundText += " (bound: n/a)";
+        result = combineVerdicts(
+            {verdict(speedup, speedup >= 10, fmtRatio(speedup) + " < 10x"),
+             bounded ? verdict(ofBound, ofBound >= share, fmtPercent(ofBound) + " < 85%") : "-"});
         break;
       }
-      case Target::Mlp:
-        target = ">= 2.5x";
-        result = verdict(speedup, speedup >= 2.5, fmtRatio(speedup) + " < 2.5x");
+      case Target::Mlp: {
+        const double ofStep = w.tracedMs / bMs;
+        ofBoundText = fmtRatio(ofStep);
+        target = ">= 2.5x, <= 1.5x of bound";
+        result = combineVerdicts({verdict(speedup, speedup >= 2.5, fmtRatio(speedup) + " < 2.5x"),
+                                  verdict(ofStep, ofStep <= 1.5, fmtRatio(ofStep) + " of bound > 1.5x")});
         break;
+      }
       case Target::Library:
         target = ">= 0.95x of bound";
+        ofBoundText = fmtRatio(ofBound);
         result = verdict(ofBound, ofBound >= 0.95, fmtRatio(ofBound) + " < 0.95x");
         break;
     }
     speed.row({w.name, w.shape, fmtMs(w.eagerMs), fmtMs(w.tracedMs),
                w.torch ? fmtMs(w.torchMs) : "LibTorch not installed: skipped",
                jitSkipped.empty() ? fmtMs(w.jitMs) : jitSkipped, fmtMs(bMs), boundKind,
-               fmtRatio(w.eagerMs / w.tracedMs), fmtRatio(speedup),
-               w.target == Target::Library ? fmtRatio(ofBound) : fmtPercent(ofBound), target,
+               fmtRatio(w.eagerMs / w.tracedMs), fmtRatio(speedup), ofBoundText, target,
                result, w.spread, fmtDiff(w.diff, w.diffScale)});
   }
   speed.print();
@@ -594,7 +655,8 @@ int main(int argc, char** argv) {
   std::printf("\nBackends side by side (same run, repetitions rotating with the columns above): "
               "the traced column (MLIR) and the same trace under CompileOptions::backend = HALIDE "
               "(Halide's fused kernels, the rest shared). HALIDE / MLIR > 1: HALIDE is slower. "
-              "Target: HALIDE within 1.5x of MLIR on the elementwise and row rows.\n\n");
+              "Target: HALIDE within 1.5x of MLIR on the elementwise and row rows.\n%s\n\n",
+              peerLibraries().c_str());
   Table backends({"workload", "MLIR ms:", "HALIDE ms:", "HALIDE / MLIR:", "target", "verdict",
                   "max abs HALIDE-eager (of max abs)"});
   for (const Row& w : rows) {
@@ -612,7 +674,8 @@ int main(int argc, char** argv) {
                 "a new trace object, its first call (symbolic trace + compile + one run), after "
                 "the process's first traced call (a tiny add, which pays the JIT's one-time "
                 "start-up, shown separately). Warm: the same in a new process on the first cold "
-                "run's cache directory. Medians of %zu child processes.\n\n", cold.size());
+                "run's cache directory. Medians of %zu child processes.\n%s\n\n", cold.size(),
+                peerLibraries().c_str());
     Table latency({"what", "median:", "target", "verdict", "detail"});
     auto firstCalls = [](const std::vector<ChildRun>& runs, bool wantLoaded) {
       std::vector<double> v;
@@ -636,11 +699,11 @@ int main(int argc, char** argv) {
         if (r.loaded) warmLog = r.log;
       latency.row({"one-time JIT start-up: first traced call of a process (tiny add, cold)",
                    fmtMs(medianOf(init)) + " ms", "-", "-", "-"});
-      latency.row({"MLP step, cold: trace + compile + first run", fmtMs(coldMs) + " ms", "<= 500 ms",
-                   verdict(coldMs, coldMs <= 500, fmtMs(coldMs) + " ms > 500 ms"),
+      latency.row({"MLP step, cold: trace + compile + first run", fmtMs(coldMs) + " ms", "<= 150 ms",
+                   verdict(coldMs, coldMs <= 150, fmtMs(coldMs) + " ms > 150 ms"),
                    std::to_string(c.size()) + "/" + std::to_string(cold.size()) + " compiled; " + coldLog});
-      latency.row({"MLP step, warm from the disk cache: first call", fmtMs(warmMs) + " ms", "<= 20 ms",
-                   verdict(warmMs, warmMs <= 20, fmtMs(warmMs) + " ms > 20 ms"),
+      latency.row({"MLP step, warm from the disk cache: first call", fmtMs(warmMs) + " ms", "<= 10 ms",
+                   verdict(warmMs, warmMs <= 10, fmtMs(warmMs) + " ms > 10 ms"),
                    std::to_string(wv.size()) + "/" + std::to_string(warm.size()) + " loaded; " + warmLog});
       const std::vector<double> hc = firstCalls(halideCold, false), hw = firstCalls(halideWarm, true);
       std::string halideLog = "-";
@@ -655,7 +718,7 @@ int main(int argc, char** argv) {
     }
     if (dispatch) {
       latency.row({"dispatch: traced add of two [1] tensors, per call", fmtUs(dispatch->tracedMs),
-                   "<= 2 us", verdict(dispatch->tracedMs, dispatch->tracedMs <= 0.002, fmtUs(dispatch->tracedMs) + " > 2 us"),
+                   "<= 1 us", verdict(dispatch->tracedMs, dispatch->tracedMs <= 0.001, fmtUs(dispatch->tracedMs) + " > 1 us"),
                    "in-process, alternating with the two rows below"});
       latency.row({"(reference) eager Kiln add of two [1] tensors", fmtUs(dispatch->eagerMs), "-", "-", "-"});
       latency.row({"(reference) LibTorch eager add of two [1] tensors", fmtUs(dispatch->torchMs), "-", "-",
@@ -673,7 +736,7 @@ int main(int argc, char** argv) {
                 "(Storage::peakAllocatedBytes; parameters, gradients and inputs of earlier "
                 "steps are the baseline), plus for the compiled step its arena "
                 "(kiln.arena_bytes from the cold child's KILN_LOG=compile line). oneDNN "
-                "scratchpads are not counted on either side.\n\n");
+                "scratchpads are not counted on either side.\n%s\n\n", peerLibraries().c_str());
     Table memory({"what", "eager:", "compiled:", "compiled/eager:", "target", "verdict"});
     const double compiledTotal = peak->compiledBytes + (std::isnan(peak->arenaBytes) ? 0 : peak->arenaBytes);
     const double ratio = compiledTotal / peak->eagerBytes;
@@ -683,7 +746,7 @@ int main(int argc, char** argv) {
                 "-", "-", "-"});
     memory.row({"compiled arena", "-", fmtMiB(peak->arenaBytes), "-", "-", "-"});
     memory.row({"**peak working memory of the step**", fmtMiB(peak->eagerBytes), fmtMiB(compiledTotal),
-                fmtRatio(ratio), "<= 0.6x", verdict(ratio, ratio <= 0.6, fmtRatio(ratio) + " > 0.6x")});
+                fmtRatio(ratio), "<= 0.5x", verdict(ratio, ratio <= 0.5, fmtRatio(ratio) + " > 0.5x")});
     memory.row({"CNN training step (workload 3)", "bench/cnn_step", "-", "-", "-", "-"});
     memory.print();
   }
