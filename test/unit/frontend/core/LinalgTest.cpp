@@ -149,6 +149,21 @@ TEST(Addmm, ReluGivesPositiveZeroAndKeepsNaN) {
   EXPECT_TRUE(std::isnan(p[3]));
 }
 
+// Products big enough that the epilogue runs in several parallel chunks whose edges fall
+// inside rows (303 columns, chunks of 16384 values): bias and relu equal the separate ops
+// on every value, f32 (relu after oneDNN's bias) and f64 (bias and relu in Kiln's loop).
+TEST(Addmm, EpilogueOverManyChunksEqualsAddAndRelu) {
+  for (DType dtype : {kFloat32, kFloat64}) {
+    Tensor a = spreadTensor({170, 7}, 11).to(dtype), b = spreadTensor({7, 303}, 12).to(dtype);
+    Tensor bias = spreadTensor({303}, 13).to(dtype);
+    Tensor want = relu(add(matmul(a, b), bias));
+    Tensor got = addmmOp(bias, a, b, false, false, true);
+    EXPECT_EQ(amax(abs(sub(got, want))).item<double>(), 0.0) << dtype;
+    Tensor noRelu = addmmOp(bias, a, b, false, false, false);
+    EXPECT_EQ(amax(abs(sub(noRelu, add(matmul(a, b), bias)))).item<double>(), 0.0) << dtype;
+  }
+}
+
 // As PyTorch's addmm (and conv2d with a bias), the gradient reads only the inputs: the
 // output may be changed in place before backward.
 TEST(Addmm, AnOutputChangedInPlaceBeforeBackwardIsFine) {
