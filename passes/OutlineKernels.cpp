@@ -9,6 +9,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 namespace mlir::kiln {
@@ -16,6 +18,37 @@ namespace mlir::kiln {
 #include "passes/Passes.h.inc"
 
 namespace {
+
+// The attribute runtime/JitEngine.h reads (JitEngine::kMaxElementsAttr): the runtime
+// does not depend on the passes, nor they on it, so the name is spelled in both.
+constexpr StringLiteral kMaxElementsAttrName = "kiln_codegen.max_elements";
+
+// The most elements any tensor of `fusion` (its operands, results and every value in
+// its body) holds; nullopt if one has a dim known only at run time. The JIT compiles a
+// kernel over few elements with less optimization (runtime/JitEngine.h,
+// cheapKernelElements), which is why the count travels with the kernel.
+std::optional<int64_t> maxStaticElements(FusionOp fusion) {
+  int64_t most = 0;
+  bool dynamic = false;
+  auto count = [&](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return;
+    if (!tensor.hasStaticShape())
+      dynamic = true;
+    else
+      most = std::max(most, tensor.getNumElements());
+  };
+  for (Type type : fusion->getOperandTypes())
+    count(type);
+  fusion->walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      count(type);
+  });
+  if (dynamic)
+    return std::nullopt;
+  return most;
+}
 
 // What a kernel is compiled by: the codegen backend ("fusion") or a vendor
 // library ("library"); `kiln.kernel` on the kernel function says which.
@@ -62,6 +95,9 @@ func::FuncOp createKernel(OpBuilder &builder, Operation *op, StringRef name,
 // The fusion's body becomes the kernel's body; its yield becomes a return.
 // A row fusion's kiln.row_dims goes with it.
 void moveFusionBody(FusionOp fusion, func::FuncOp kernel) {
+  if (std::optional<int64_t> elements = maxStaticElements(fusion))
+    kernel->setAttr(kMaxElementsAttrName,
+                    Builder(kernel).getI64IntegerAttr(*elements));
   if (Attribute rows = fusion->getAttr(KilnDialect::getRowDimsAttrName()))
     kernel->setAttr(KilnDialect::getRowDimsAttrName(), rows);
   kernel.getBody().takeBody(fusion.getBody());

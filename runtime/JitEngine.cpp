@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,8 +13,9 @@
 #include <optional>
 #include <thread>
 
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -27,6 +29,9 @@
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -132,6 +137,37 @@ std::optional<std::vector<std::string_view>> unpack(std::string_view blob) {
   return objects;
 }
 
+// LLVM's default pipeline at `optLevel` (0-3) on `ir`, as MLIR's
+// makeOptimizingTransformer builds it, but with the instrumentation that makes passes skip
+// `optnone` functions (markOptnone), which that helper does not register.
+void runPassPipeline(llvm::Module& ir, unsigned optLevel, llvm::TargetMachine* machine) {
+  const llvm::OptimizationLevel level[] = {llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+                                           llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  llvm::PassInstrumentationCallbacks instrumentation;
+  llvm::OptNoneInstrumentation optnone(/*DebugLogging=*/false);
+  optnone.registerCallbacks(instrumentation);
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = true;
+  tuning.LoopInterleaving = true;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder builder(machine, tuning, std::nullopt, &instrumentation);
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  const llvm::OptimizationLevel chosen = level[std::min(optLevel, 3u)];
+  llvm::ModulePassManager pipeline = chosen == llvm::OptimizationLevel::O0
+                                         ? builder.buildO0DefaultPipeline(chosen)
+                                         : builder.buildPerModuleDefaultPipeline(chosen);
+  pipeline.run(ir, modules);
+}
+
 // O3 for the host and an object file, for `ir`; `optimizedIR`, if not null, gets the IR
 // after O3. Owns nothing shared, so parts of a split module run this on their own threads.
 std::string optimizeAndEmit(llvm::Module& ir, std::string_view op, const SourceLoc& loc,
@@ -142,9 +178,7 @@ std::string optimizeAndEmit(llvm::Module& ir, std::string_view op, const SourceL
                              message(machine.takeError()));
   ir.setDataLayout((*machine)->createDataLayout());
   ir.setTargetTriple((*machine)->getTargetTriple());
-  if (llvm::Error error = mlir::makeOptimizingTransformer(optLevel, 0, machine->get())(&ir))
-    throw CompileError::make(loc, op, "LLVM's O", optLevel, " pipeline failed: ",
-                             message(std::move(error)));
+  runPassPipeline(ir, optLevel, machine->get());
   if (optimizedIR) {
     llvm::raw_string_ostream out(*optimizedIR);
     ir.print(out, nullptr);
@@ -199,11 +233,66 @@ std::vector<std::string> compileInParts(llvm::Module& ir, unsigned parts, std::s
   return objects;
 }
 
+// The names of the functions of `module` with JitEngine::kMaxElementsAttr at most
+// `quickElements`.
+std::vector<std::string> quickFunctions(mlir::ModuleOp module, int64_t quickElements) {
+  std::vector<std::string> names;
+  if (quickElements <= 0) return names;
+  const llvm::StringRef attr(JitEngine::kMaxElementsAttr.data(), JitEngine::kMaxElementsAttr.size());
+  module.walk([&](mlir::Operation* op) {
+    auto elements = op->getAttrOfType<mlir::IntegerAttr>(attr);
+    auto name = op->getAttrOfType<mlir::StringAttr>(mlir::SymbolTable::getSymbolAttrName());
+    if (elements && name && elements.getInt() <= quickElements) names.push_back(name.str());
+  });
+  return names;
+}
+
+// Whether every use of `value` (through constant expressions) is an instruction of a
+// function in `optnone`.
+bool usedOnlyBy(const llvm::Value& value, const llvm::DenseSet<const llvm::Function*>& optnone) {
+  for (const llvm::User* user : value.users()) {
+    if (auto* instruction = llvm::dyn_cast<llvm::Instruction>(user)) {
+      if (!optnone.contains(instruction->getFunction())) return false;
+    } else if (!llvm::isa<llvm::Constant>(user) || !usedOnlyBy(*user, optnone)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Marks `names` optnone (with noinline, which LLVM requires beside it), then every
+// private function whose only users they are, until none is left: kiln-parallelize
+// outlines a kernel's loops into such chunk functions, where the kernel's work is.
+// LLVM's pass pipeline skips optnone functions and code generation takes FastISel for
+// them (KILN_LLVM_OPT=0, all of it so, took 0.07x the LLVM time of O2 on the CNN step).
+void markOptnone(llvm::Module& ir, const std::vector<std::string>& names) {
+  llvm::DenseSet<const llvm::Function*> optnone;
+  auto mark = [&](llvm::Function& f) {
+    f.removeFnAttr(llvm::Attribute::AlwaysInline);
+    f.addFnAttr(llvm::Attribute::OptimizeNone);
+    f.addFnAttr(llvm::Attribute::NoInline);
+    optnone.insert(&f);
+  };
+  for (const std::string& name : names)
+    if (llvm::Function* f = ir.getFunction(name); f && !f->isDeclaration()) mark(*f);
+  for (bool changed = !optnone.empty(); changed;) {
+    changed = false;
+    for (llvm::Function& f : ir)
+      if (!f.isDeclaration() && f.hasLocalLinkage() && !optnone.contains(&f) && !f.use_empty() &&
+          usedOnlyBy(f, optnone)) {
+        mark(f);
+        changed = true;
+      }
+  }
+}
+
 }  // namespace
 
 std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
                                      const SourceLoc& loc, std::string* optimizedIR,
-                                     unsigned optLevel) {
+                                     unsigned optLevel, int64_t quickElements) {
+  if (quickElements < 0) quickElements = quickKernelElements(op, loc);
+  const std::vector<std::string> quick = quickFunctions(module, quickElements);
   mlir::DialectRegistry registry;
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
@@ -214,6 +303,7 @@ std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
   if (!ir)
     throw CompileError::make(loc, op, "translating the lowered module to LLVM IR failed "
                              "(it must hold LLVM dialect ops only)");
+  markOptnone(*ir, quick);
   size_t bodies = 0;
   for (const llvm::Function& f : *ir) bodies += !f.isDeclaration();
   const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
@@ -348,6 +438,22 @@ unsigned llvmOptLevel(std::string_view op, const SourceLoc& loc) {
   if (value.empty()) return kLlvmOptLevel;
   if (value.size() == 1 && value[0] >= '0' && value[0] <= '3') return unsigned(value[0] - '0');
   throw CompileError::make(loc, op, "KILN_LLVM_OPT is '", value, "'; it takes 0, 1, 2 or 3");
+}
+
+// Kernels over at most this many elements compile optnone: see JitEngine.h and
+// docs/ARCHITECTURE.md ("Small kernels are compiled without optimization").
+constexpr int64_t kQuickKernelElements = 1024;
+
+int64_t quickKernelElements(std::string_view op, const SourceLoc& loc) {
+  const std::string_view value =
+      std::getenv("KILN_O0_ELEMENTS") ? std::getenv("KILN_O0_ELEMENTS") : "";
+  if (value.empty()) return kQuickKernelElements;
+  int64_t elements = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), elements);
+  if (error != std::errc() || end != value.data() + value.size() || elements < 0)
+    throw CompileError::make(loc, op, "KILN_O0_ELEMENTS is '", value,
+                             "'; it takes a count of elements (0 turns it off)");
+  return elements;
 }
 
 }  // namespace kiln::runtime

@@ -1,6 +1,7 @@
 // JitEngine: LLVM-dialect MLIR to host machine code (host CPU features), linked by ORC.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,8 +37,20 @@ using RuntimeSymbols = std::vector<std::pair<std::string, void*>>;
 // (read at each compile; any other value is a CompileError naming `op`).
 unsigned llvmOptLevel(std::string_view op, const SourceLoc& loc);
 
+// Kernels over at most this many elements (every tensor of the kernel, as
+// kiln-outline-kernels records it in kiln_codegen.max_elements) compile without LLVM's
+// optimizations (`optnone`, FastISel): they cost about as much LLVM time as large ones
+// and little run time (docs/ARCHITECTURE.md, "Small kernels are compiled without
+// optimization"). KILN_O0_ELEMENTS=<n> (read at each compile, part of
+// the key; 0 turns this off) overrides the default; any other value is a CompileError.
+int64_t quickKernelElements(std::string_view op, const SourceLoc& loc);
+
 class JitEngine {
  public:
+  // The function attribute (i64) quickKernelElements compares: spelled here and in
+  // passes/OutlineKernels.cpp, which sets it, as neither library depends on the other.
+  static constexpr std::string_view kMaxElementsAttr = "kiln_codegen.max_elements";
+
   // Translates `module` (LLVM dialect only) to LLVM IR, optimizes it at O3 for the host
   // and returns the object file's bytes; the same module always gives the same bytes. A
   // module of many functions is split and compiled on several threads, and the bytes are
@@ -45,10 +58,12 @@ class JitEngine {
   // Failures are CompileErrors naming `op` and `loc` (the trace that asked). With
   // `optimizedIR`, the LLVM IR after optimization is printed into it (for KILN_DUMP_IR).
   // `optLevel` (0-3) is LLVM's optimization level, of both its IR pipeline and code
-  // generation.
+  // generation. Functions with kMaxElementsAttr at most `quickElements` (by default
+  // quickKernelElements()), and the private functions only they use (kiln-parallelize's
+  // chunks), are compiled `optnone`.
   static std::string compileObject(mlir::ModuleOp module, std::string_view op,
                                    const SourceLoc& loc, std::string* optimizedIR = nullptr,
-                                   unsigned optLevel = 3);
+                                   unsigned optLevel = 3, int64_t quickElements = -1);
 
   // Links an object file from compileObject (or a cache) into a new JIT session. Its
   // undefined symbols resolve to `symbols` first, then to the process (libc, libm).

@@ -11,6 +11,7 @@
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Parser/Parser.h"
+#include "runtime/JitEngine.h"
 
 namespace kiln::runtime {
 
@@ -114,7 +115,9 @@ mlir::OwningOpRef<mlir::ModuleOp> readPlanned(std::string_view bytes, mlir::Arra
 std::string compileOptionsKey(bool fuse, unsigned fuseMaxInputs, unsigned llvmOptLevel,
                               bool timeKernels) {
   return "fuse=" + std::to_string(fuse) + ";max-inputs=" + std::to_string(fuseMaxInputs) +
-         ";llvm-opt=" + std::to_string(llvmOptLevel) + (timeKernels ? ";time-kernels" : "");
+         ";llvm-opt=" + std::to_string(llvmOptLevel) + ";o0-elements=" +
+         std::to_string(quickKernelElements("compile", SourceLoc::current())) +
+         (timeKernels ? ";time-kernels" : "");
 }
 
 }  // namespace kiln::runtime

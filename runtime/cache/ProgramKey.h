@@ -43,7 +43,8 @@ std::string plannedBytecode(mlir::ModuleOp planned, mlir::ArrayAttr traced);
 // `traced` (the program reusing it); null if the bytes do not parse.
 mlir::OwningOpRef<mlir::ModuleOp> readPlanned(std::string_view bytes, mlir::ArrayAttr traced);
 
-// The compile options that change compiled code, as a cache key part.
+// The compile options that change compiled code, as a cache key part (with
+// quickKernelElements(), read here).
 std::string compileOptionsKey(bool fuse, unsigned fuseMaxInputs, unsigned llvmOptLevel,
                               bool timeKernels);
 

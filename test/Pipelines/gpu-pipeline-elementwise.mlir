@@ -11,9 +11,9 @@
 
 // CHECK-LABEL: func.func @main(
 // CHECK:         call @main_kernel_0(%{{.*}}, %{{.*}}) {kiln.offsets = array<i64: -1>} : (tensor<1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
-// CHECK:       func.func private @main_kernel_0(tensor<1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32> attributes {kiln.kernel = "fusion"}
+// CHECK:       func.func private @main_kernel_0(tensor<1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32> attributes {kiln.kernel = "fusion"
 // CHECK:       module @kiln_kernels attributes {gpu.container_module}
-// CHECK:         func.func @main_kernel_0(%[[B:.*]]: memref<1024xf32>, %[[X:.*]]: memref<256x1024xf32>, %[[OUT:.*]]: memref<256x1024xf32>) attributes {kiln.kernel = "fusion"}
+// CHECK:         func.func @main_kernel_0(%[[B:.*]]: memref<1024xf32>, %[[X:.*]]: memref<256x1024xf32>, %[[OUT:.*]]: memref<256x1024xf32>) attributes {kiln.kernel = "fusion"
 // CHECK-NOT:       memref.alloc
 // CHECK:           gpu.launch_func @main_kernel_0_kernel::@main_kernel_0_kernel blocks in (%c1024, %c1, %c1) threads in (%c256, %c1, %c1) args(%[[X]] : memref<256x1024xf32>, %[[B]] : memref<1024xf32>, %[[OUT]] : memref<256x1024xf32>)
 // CHECK-NEXT:      return

@@ -10,7 +10,7 @@
 // to become the device arena in the host slice) and frees.
 
 // CHECK:       module @kiln_kernels attributes {gpu.container_module}
-// CHECK:         func.func @main_kernel_0(%[[X:.*]]: memref<64x1024xf32>, %[[OUT:.*]]: memref<64x1024xf32>) attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64}
+// CHECK:         func.func @main_kernel_0(%[[X:.*]]: memref<64x1024xf32>, %[[OUT:.*]]: memref<64x1024xf32>) attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64
 // CHECK:           %[[MAX:.*]] = memref.alloc() {{.*}} : memref<64x1xf32>
 // CHECK:           gpu.launch_func @main_kernel_0_kernel::@main_kernel_0_kernel blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%[[MAX]] : memref<64x1xf32>)
 // CHECK:           gpu.launch_func @main_kernel_0_kernel_0::@main_kernel_0_kernel blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%[[MAX]] : memref<64x1xf32>, %[[X]] : memref<64x1024xf32>)

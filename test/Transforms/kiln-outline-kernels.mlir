@@ -17,7 +17,7 @@
 // CHECK-NEXT:    return %[[F]], %[[T]]
 // CHECK-LABEL: func.func private @fusion_kernel_0(
 // CHECK-SAME:    %[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4x3xf32>) -> tensor<4x3xf32>
-// CHECK-SAME:    attributes {kiln.kernel = "fusion"}
+// CHECK-SAME:    attributes {kiln.kernel = "fusion", kiln_codegen.max_elements = 12 : i64}
 // CHECK-NEXT:    %[[M:.*]] = kiln.mul %[[A]], %[[B]] : tensor<4x3xf32>
 // CHECK-NEXT:    %[[E:.*]] = kiln.exp %[[M]] : tensor<4x3xf32>
 // CHECK-NEXT:    return %[[E]] : tensor<4x3xf32>
@@ -75,7 +75,7 @@ func.func @addmm(%a: tensor<4x3xf32> {kiln.input = 0 : i64}, %w: tensor<5x3xf32>
 // CHECK-NEXT:    %[[RS:.*]] = kiln.reshape %[[F]]#1, shape = [2, 2]
 // CHECK-NEXT:    return %[[F]]#0, %[[RS]]
 // CHECK-LABEL: func.func private @multi_result_kernel_0(
-// CHECK-SAME:    -> (tensor<4x3xf32>, tensor<4xf32>) attributes {kiln.kernel = "fusion"}
+// CHECK-SAME:    -> (tensor<4x3xf32>, tensor<4xf32>) attributes {kiln.kernel = "fusion", kiln_codegen.max_elements = 12 : i64}
 // CHECK:         %[[E:.*]] = kiln.exp
 // CHECK-NEXT:    %[[S:.*]] = kiln.reduce sum %[[E]], dims = [1]
 // CHECK-NEXT:    return %[[E]], %[[S]] : tensor<4x3xf32>, tensor<4xf32>
@@ -88,6 +88,28 @@ func.func @multi_result(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<2x2xf32
   }
   %rs = kiln.reshape %f#1, shape = [2, 2] : tensor<4xf32>
   return %f#0, %rs : tensor<4x3xf32>, tensor<2x2xf32>
+}
+
+// A fusion kernel records the most elements any of its tensors holds, values inside it
+// included (the JIT compiles small kernels without optimization); one with a dim known
+// only at run time records nothing.
+// CHECK-LABEL: func.func private @sizes_kernel_0(
+// CHECK-SAME:    attributes {kiln.kernel = "fusion", kiln_codegen.max_elements = 24 : i64}
+// CHECK-LABEL: func.func private @sizes_kernel_1(
+// CHECK-SAME:    attributes {kiln.kernel = "fusion"} {
+func.func @sizes(%x: tensor<4xf32>, %y: tensor<?x4xf32>) -> (tensor<4xf32>, tensor<?x4xf32>) {
+  %0 = kiln.fusion(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %b = kiln.broadcast_in_dim %a, dims = [0], shape = [4, 6] : tensor<4xf32>
+    %s = kiln.reduce sum %b, dims = [1] : tensor<4x6xf32>
+    kiln.yield %s : tensor<4xf32>
+  }
+  %1 = kiln.fusion(%y) : (tensor<?x4xf32>) -> tensor<?x4xf32> {
+  ^bb0(%a: tensor<?x4xf32>):
+    %n = kiln.neg %a : tensor<?x4xf32>
+    kiln.yield %n : tensor<?x4xf32>
+  }
+  return %0, %1 : tensor<4xf32>, tensor<?x4xf32>
 }
 
 // Kernels are numbered in block order: conv2d, the fusion, pool2d. Rng, gather, slice,
@@ -107,7 +129,7 @@ func.func @multi_result(%x: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<2x2xf32
 // CHECK-SAME:    attributes {kiln.kernel = "library"}
 // CHECK-NEXT:    kiln.conv2d
 // CHECK-LABEL: func.func private @cnn_kernel_1(
-// CHECK-SAME:    attributes {kiln.kernel = "fusion"}
+// CHECK-SAME:    attributes {kiln.kernel = "fusion", kiln_codegen.max_elements = 256 : i64}
 // CHECK-NEXT:    kiln.add
 // CHECK-NEXT:    kiln.relu
 // CHECK-LABEL: func.func private @cnn_kernel_2(
@@ -204,7 +226,7 @@ func.func @locations(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
 // FUSE-NOT:     kiln.
 // FUSE:         return %[[Y]]
 // FUSE:       func.func private @softmax_matmul_kernel_[[SOFTMAX]](
-// FUSE-SAME:    attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64}
+// FUSE-SAME:    attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64, kiln_codegen.max_elements = 32 : i64}
 // FUSE:         kiln.reduce max
 // FUSE:         kiln.exp
 // FUSE:         kiln.reduce sum

@@ -310,9 +310,9 @@ func.func @two_blocks(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 // MLP-NEXT:    call @mlp_kernel_3(%{{.*}}, %{{.*}}) {kiln.offsets = array<i64: -1>} : {{.*}} -> tensor<8x4xf32>
 // MLP-NEXT:    return
 // MLP:       func.func private @mlp_kernel_0({{.*}} attributes {kiln.kernel = "library"}
-// MLP:       func.func private @mlp_kernel_1({{.*}} attributes {kiln.kernel = "fusion"}
+// MLP:       func.func private @mlp_kernel_1({{.*}} attributes {kiln.kernel = "fusion"
 // MLP:       func.func private @mlp_kernel_2({{.*}} attributes {kiln.kernel = "library"}
-// MLP:       func.func private @mlp_kernel_3({{.*}} attributes {kiln.kernel = "fusion"}
+// MLP:       func.func private @mlp_kernel_3({{.*}} attributes {kiln.kernel = "fusion"
 // expected-remark@+1 {{not planned: 'kiln.matmul' is not outlined (run kiln-outline-kernels first)}}
 func.func @mlp(%x: tensor<8x16xf32> {kiln.input = 0 : i64},
                %w1: tensor<16x32xf32> {kiln.state = "fc1.weight"},

@@ -236,5 +236,88 @@ llvm.func internal @helper(%x: i64) -> i64 {
   }
 }
 
+// Small kernels (kiln_codegen.max_elements at most the threshold) and the private chunk
+// functions only they use are compiled optnone; a larger kernel, and a private function a
+// larger kernel also uses, keep LLVM's optimizations. All of them compute the same.
+constexpr const char* kSizedKernels = R"mlir(
+llvm.func internal @small_chunk(%x: i64) -> i64 {
+  %0 = llvm.add %x, %x : i64
+  llvm.return %0 : i64
+}
+llvm.func internal @shared(%x: i64) -> i64 {
+  %0 = llvm.mul %x, %x : i64
+  llvm.return %0 : i64
+}
+llvm.func @small(%x: i64) -> i64 attributes {kiln_codegen.max_elements = 16 : i64} {
+  %0 = llvm.call @small_chunk(%x) : (i64) -> i64
+  %1 = llvm.call @shared(%0) : (i64) -> i64
+  llvm.return %1 : i64
+}
+llvm.func @large(%x: i64) -> i64 attributes {kiln_codegen.max_elements = 1048576 : i64} {
+  %0 = llvm.call @shared(%x) : (i64) -> i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %1 = llvm.add %0, %c1 : i64
+  llvm.return %1 : i64
+}
+)mlir";
+
+// Whether the LLVM IR `ir` defines @name with the optnone attribute (false where it has
+// no @name: the optimizer inlined it).
+bool isOptnone(const std::string& ir, const std::string& name) {
+  const size_t define = ir.find("@" + name + "(");
+  if (define == std::string::npos) return false;
+  const size_t lineEnd = ir.find('\n', define);
+  const std::string line = ir.substr(define, lineEnd - define);
+  const size_t hash = line.rfind('#');
+  if (hash == std::string::npos) return false;
+  const std::string group = line.substr(hash, line.find(' ', hash) - hash);
+  const size_t attributes = ir.find("attributes " + group + " = {");
+  EXPECT_NE(attributes, std::string::npos) << group;
+  return ir.substr(attributes, ir.find('\n', attributes) - attributes).find("optnone") !=
+         std::string::npos;
+}
+
+TEST_F(JitEngineTest, SmallKernelsCompileWithoutOptimization) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(kSizedKernels, &context);
+  ASSERT_TRUE(module);
+  std::string ir;
+  std::string object = JitEngine::compileObject(*module, "test", SourceLoc::current(), &ir, 2,
+                                                /*quickElements=*/16);
+  EXPECT_TRUE(isOptnone(ir, "small"));
+  EXPECT_TRUE(isOptnone(ir, "small_chunk")) << "a chunk only the small kernel uses";
+  EXPECT_FALSE(isOptnone(ir, "large"));
+  EXPECT_FALSE(isOptnone(ir, "shared")) << "a function the large kernel uses too";
+  auto engine = JitEngine::link(object, symbols, "test", SourceLoc::current());
+  EXPECT_EQ(reinterpret_cast<int64_t (*)(int64_t)>(engine->lookup("small"))(3), 36);
+  EXPECT_EQ(reinterpret_cast<int64_t (*)(int64_t)>(engine->lookup("large"))(3), 10);
+
+  std::string below;
+  JitEngine::compileObject(*module, "test", SourceLoc::current(), &below, 2, /*quickElements=*/15);
+  EXPECT_FALSE(isOptnone(below, "small")) << "16 elements, over a threshold of 15";
+  EXPECT_FALSE(isOptnone(below, "small_chunk")) << "inlined, or at least optimized";
+}
+
+// KILN_O0_ELEMENTS sets the threshold; anything but a count is a CompileError naming it.
+TEST(QuickKernelElementsTest, ReadsKilnO0Elements) {
+  ASSERT_EQ(setenv("KILN_O0_ELEMENTS", "123", 1), 0);
+  EXPECT_EQ(quickKernelElements("test", SourceLoc::current()), 123);
+  ASSERT_EQ(setenv("KILN_O0_ELEMENTS", "0", 1), 0);
+  EXPECT_EQ(quickKernelElements("test", SourceLoc::current()), 0);
+  for (const char* bad : {"many", "-5", "12k"}) {
+    ASSERT_EQ(setenv("KILN_O0_ELEMENTS", bad, 1), 0);
+    try {
+      quickKernelElements("trace", SourceLoc::current());
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const CompileError& e) {
+      EXPECT_NE(std::string(e.what()).find("KILN_O0_ELEMENTS is '" + std::string(bad) + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  ASSERT_EQ(unsetenv("KILN_O0_ELEMENTS"), 0);
+  EXPECT_GT(quickKernelElements("test", SourceLoc::current()), 0) << "on by default";
+}
+
 }  // namespace
 }  // namespace kiln::runtime
