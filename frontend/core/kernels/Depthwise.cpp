@@ -233,7 +233,124 @@ KILN_VECTOR_CLONES void planesChunk(const float* x, const float* w, float* y, co
   }
 }
 
+// The padded grid a group's planes are copied onto: the rows and columns the windows span,
+// one plane after another; `length` rounded up to whole pairs of vectors, and `slack`
+// floats after it, which the largest output shift reads past the last plane.
+struct DotGrid {
+  int64_t rows, cols, plane, length, slack;
+
+  explicit DotGrid(const PlaneDotGeometry& g)
+      : rows((g.outH - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1),
+        cols((g.outW - 1) * g.strideW + (g.kw - 1) * g.dilationW + 1),
+        plane(rows * cols),
+        length((g.channels * plane + 2 * kLanes - 1) / (2 * kLanes) * (2 * kLanes)),
+        slack((g.outH - 1) * g.strideH * cols + (g.outW - 1) * g.strideW) {}
+};
+
+// Copies group `group`'s input planes and filters onto the grid. Every group writes the
+// same positions, so the zeros around them, set once, stay. Returns whether every value
+// copied is finite (v * 0 is NaN for inf and NaN alone).
+KILN_INLINE_IN_CLONES bool fillGroup(const float* x, const float* w, const PlaneDotGeometry& g,
+                                     const DotGrid& d, int64_t group, float* planes, float* filters) {
+  float check = 0;
+  const float* xg = x + group * g.channels * g.xChannel;
+  const int64_t r0 = std::max<int64_t>(0, g.padTop), r1 = std::min(d.rows, g.padTop + g.height);
+  const int64_t c0 = std::max<int64_t>(0, g.padLeft), c1 = std::min(d.cols, g.padLeft + g.width);
+  for (int64_t k = 0; k < g.channels; ++k)
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* src = xg + k * g.xChannel + (r - g.padTop) * g.xRow - g.padLeft * g.xCol;
+      float* dst = planes + k * d.plane + r * d.cols;
+      for (int64_t c = c0; c < c1; ++c) {
+        dst[c] = src[c * g.xCol];
+        check += dst[c] * 0.0f;
+      }
+    }
+  const float* wg = w + group * g.wGroup;
+  for (int64_t k = 0; k < g.channels; ++k)
+    for (int64_t i = 0; i < g.kh; ++i)
+      for (int64_t j = 0; j < g.kw; ++j) {
+        const float v = wg[k * g.wChannel + i * g.wRow + j * g.wCol];
+        filters[k * d.plane + i * g.dilationH * d.cols + j * g.dilationW] = v;
+        check += v * 0.0f;
+      }
+  return check == 0.0f;
+}
+
+// The sum of a[t] * b[t] for t < n, n a multiple of 2 * kLanes, in two vectors of partial sums.
+KILN_INLINE_IN_CLONES float dotProduct(const float* a, const float* b, int64_t n) {
+  Floats s0 = {}, s1 = {};
+  for (int64_t t = 0; t < n; t += 2 * kLanes) {
+    Floats a0, a1, b0, b1;
+    std::memcpy(&a0, a + t, sizeof a0);
+    std::memcpy(&a1, a + t + kLanes, sizeof a1);
+    std::memcpy(&b0, b + t, sizeof b0);
+    std::memcpy(&b1, b + t + kLanes, sizeof b1);
+    s0 += a0 * b0;
+    s1 += a1 * b1;
+  }
+  float lanes[kLanes];
+  const Floats s = s0 + s1;
+  std::memcpy(lanes, &s, sizeof s);
+  float sum = 0;
+  for (float v : lanes) sum += v;
+  return sum;
+}
+
+// Group `group`, tap by tap, the windows' parts outside x left out, as the reference loops.
+void planeDotByTaps(const float* x, const float* w, const PlaneDotGeometry& g, int64_t group, float* y) {
+  const float* xg = x + group * g.channels * g.xChannel;
+  const float* wg = w + group * g.wGroup;
+  for (int64_t a = 0; a < g.outH; ++a)
+    for (int64_t b = 0; b < g.outW; ++b) {
+      float acc = 0;
+      for (int64_t k = 0; k < g.channels; ++k)
+        for (int64_t i = 0; i < g.kh; ++i) {
+          const int64_t h = a * g.strideH + i * g.dilationH - g.padTop;
+          if (h < 0 || h >= g.height) continue;
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t v = b * g.strideW + j * g.dilationW - g.padLeft;
+            if (v < 0 || v >= g.width) continue;
+            acc += wg[k * g.wChannel + i * g.wRow + j * g.wCol] * xg[k * g.xChannel + h * g.xRow + v * g.xCol];
+          }
+        }
+      y[a * g.outW + b] = acc;
+    }
+}
+
+// Groups [begin, end).
+KILN_VECTOR_CLONES void planeDotChunk(const float* x, const float* w, float* y, const PlaneDotGeometry& g,
+                                      int64_t begin, int64_t end) {
+  const DotGrid d(g);
+  // Zeroed once: every group writes the same positions.
+  std::unique_ptr<Floats[]> planeBuffer(new Floats[size_t((d.length + d.slack + kLanes - 1) / kLanes)]());
+  std::unique_ptr<Floats[]> filterBuffer(new Floats[size_t(d.length / kLanes)]());
+  float* planes = reinterpret_cast<float*>(planeBuffer.get());
+  float* filters = reinterpret_cast<float*>(filterBuffer.get());
+  for (int64_t group = begin; group < end; ++group) {
+    float* yg = y + group * g.outH * g.outW;
+    if (!fillGroup(x, w, g, d, group, planes, filters)) {
+      planeDotByTaps(x, w, g, group, yg);
+      continue;
+    }
+    for (int64_t a = 0; a < g.outH; ++a)
+      for (int64_t b = 0; b < g.outW; ++b)
+        yg[a * g.outW + b] = dotProduct(filters, planes + a * g.strideH * d.cols + b * g.strideW, d.length);
+  }
+}
+
 }  // namespace
+
+int64_t planeDotScratch(const PlaneDotGeometry& g) {
+  const DotGrid d(g);
+  return d.length + d.slack;
+}
+
+void planeDotConv2d(const float* x, const float* w, float* y, const PlaneDotGeometry& g) {
+  // About 64K multiply-adds per chunk at least.
+  const int64_t perGroup = std::max<int64_t>(1, g.outH * g.outW * DotGrid(g).length);
+  parallelFor(0, g.groups, std::max<int64_t>(1, 65536 / perGroup),
+              [&](int64_t begin, int64_t end) { planeDotChunk(x, w, y, g, begin, end); });
+}
 
 void depthwiseConv2d(const float* x, const float* w, float* y, const DepthwiseGeometry& g) {
   // About 64K multiply-adds per chunk at least.

@@ -20,4 +20,27 @@ struct DepthwiseGeometry {
 // zeros, in float without fused multiply-adds: the same operations in every vector clone.
 void depthwiseConv2d(const float* x, const float* w, float* y, const DepthwiseGeometry& g);
 
+// A grouped convolution of one image with one output channel per group and few output
+// positions, each a sum over whole planes: the form a depthwise convolution's weight
+// gradient takes (conv2d's backward convolves the input's planes, grouped by channel, with
+// the output gradient's planes as filters). x and w are read through their strides.
+struct PlaneDotGeometry {
+  int64_t groups, channels;  // x: [1, groups * channels, height, width]; w: [groups, channels, kh, kw]
+  int64_t height, width, kh, kw, strideH, strideW, dilationH, dilationW, padTop, padLeft;
+  int64_t outH, outW;                    // y: [1, groups, outH, outW], contiguous
+  int64_t xChannel, xRow, xCol;          // x's strides, in elements
+  int64_t wGroup, wChannel, wRow, wCol;  // w's strides
+};
+
+// Floats each group needs in each of its two scratch buffers: the planes and the filters.
+int64_t planeDotScratch(const PlaneDotGeometry& g);
+
+// y = conv2d(x, w, groups) for PlaneDotGeometry. Each group's input planes are copied,
+// zero-padded, one after the other, and its filters spread out on the same grid
+// (dilation's gaps and the columns past the window zero), so that every output is one
+// contiguous dot product of the two, the planes shifted by the output's position: vector
+// loads, whatever the plane and window sizes. A group whose values are not all finite is
+// summed tap by tap instead, leaving the padding and the gaps out (0 * inf would be NaN).
+void planeDotConv2d(const float* x, const float* w, float* y, const PlaneDotGeometry& g);
+
 }  // namespace kiln::kernels

@@ -281,6 +281,47 @@ bool depthwiseConv(const Tensor& x, const Tensor& wIn, const Window& win, int64_
   return true;
 }
 
+// A batch-1 grouped convolution with one output channel per group and at most 25 output
+// positions: how a depthwise layer's weight gradient arrives (convWeightGrad: the input's
+// planes grouped by channel, the output gradient's planes as filters). oneDNN has no direct
+// kernel for it and runs im2col + a matrix-vector product per group (in MobileNetV2's
+// compiled step, a fifth to a quarter of the convolution time); Kiln's kernel sums each
+// output as one dot product over the planes (kernels::planeDotConv2d), in about a third of
+// that time. The scratch bound keeps odd geometries on oneDNN.
+bool planeDotConv(const Tensor& x, const Tensor& w, const Window& win, int64_t groups, Tensor& out) {
+  const Shape &xs = x.sizes(), &ws = w.sizes(), &ys = out.sizes();
+  if (x.dtype() != kFloat32 || xs[0] != 1 || ws[0] != groups || ys[2] * ys[3] > 25) return false;
+  const Strides &sx = x.strides(), &sw = w.strides();
+  const kernels::PlaneDotGeometry g{groups, ws[1], xs[2], xs[3], win.kh, win.kw, win.sh, win.sw, win.dh, win.dw,
+                                    win.pt, win.pl, ys[2], ys[3], sx[1], sx[2], sx[3], sw[0], sw[1], sw[2], sw[3]};
+  if (kernels::planeDotScratch(g) > (int64_t(1) << 20)) return false;
+  kernels::planeDotConv2d(x.data_ptr<float>(), w.data_ptr<float>(), out.data_ptr<float>(), g);
+  return true;
+}
+
+// A convolution with one group whose window is the whole unpadded input (one output
+// position) is a matrix product: out[n, o] = x[n] . w[o], both flattened over channel,
+// height and width. How a pointwise layer's weight gradient arrives (the output gradient's
+// planes as filters); oneDNN runs it as one matrix-vector product per batch row, reading
+// all the filters each time, where one sgemm reads them once. Grouped ones stay on oneDNN:
+// an sgemm call per group would cost more than it saves.
+bool wholeInputConv(const Tensor& xIn, const Tensor& wIn, const Window& win, int64_t groups, Tensor& out,
+                    const SourceLoc& loc) {
+  const Shape &xs = xIn.sizes(), &ws = wIn.sizes();
+  if (xIn.dtype() != kFloat32 || groups != 1 || ws[2] != xs[2] || ws[3] != xs[3] || win.pt != 0 ||
+      win.pb != 0 || win.pl != 0 || win.pr != 0)
+    return false;
+  Tensor x = kernels::contiguousValues(xIn, loc), w = kernels::contiguousValues(wIn, loc);
+  const int64_t n = xs[0], o = ws[0], k = xs[1] * xs[2] * xs[3];
+  onednn::useKilnThreads();
+  const dnnl::status status = dnnl::sgemm('N', 'T', n, o, k, 1.0f, x.data_ptr<float>(), k, w.data_ptr<float>(),
+                                          k, 0.0f, out.data_ptr<float>(), o);
+  if (status != dnnl::status::success)
+    throw Error::make(loc, "conv2d", "oneDNN's sgemm failed (status ", int(status), ") on input ", xs,
+                      " and weight ", ws);
+  return true;
+}
+
 // conv2d, then its bias and relu epilogues: the bias through oneDNN's bias argument where
 // oneDNN runs the convolution, else (Kiln's depthwise kernel, the reference loops) in
 // kernels::biasAndRelu, which also applies the relu.
@@ -292,7 +333,8 @@ void convKernel(const OpArgs& args, std::span<Tensor> out) {
   const int64_t groups = args.attrs.get<int64_t>("groups");
   if (out[0].numel() == 0) return;
   Tensor biasLeft = bias;  // the bias no library call has added
-  if (!depthwiseConv(x, w, win, groups, out[0], args.loc)) {
+  if (!depthwiseConv(x, w, win, groups, out[0], args.loc) && !planeDotConv(x, w, win, groups, out[0]) &&
+      !wholeInputConv(x, w, win, groups, out[0], args.loc)) {
     if (x.dtype() == kFloat32) {
       onednnConv(x, w, bias, win, groups, out[0], args.loc);
       biasLeft = Tensor();

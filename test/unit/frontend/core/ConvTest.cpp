@@ -199,7 +199,10 @@ TEST(Conv2dOneDnn, F32GradientsMatchF64) {
   manual_seed(17);
   for (const ConvCase& c : {ConvCase{"conv3x3", {2, 16, 8, 8}, {16, 16, 3, 3}, {1}, {1}, {1}, 1},
                             ConvCase{"depthwise", {2, 16, 9, 9}, {16, 1, 3, 3}, {2}, {1}, {1}, 16},
-                            ConvCase{"stride2Dilated", {2, 16, 12, 11}, {16, 16, 3, 3}, {2}, {1}, {2}, 1}}) {
+                            ConvCase{"stride2Dilated", {2, 16, 12, 11}, {16, 16, 3, 3}, {2}, {1}, {2}, 1},
+                            // Weight gradients through Kiln's plane-dot kernel and the sgemm.
+                            ConvCase{"depthwiseStride1", {3, 8, 6, 6}, {8, 1, 3, 3}, {1}, {1}, {1}, 8},
+                            ConvCase{"pointwise", {3, 16, 5, 4}, {8, 16, 1, 1}, {1}, {0}, {1}, 1}}) {
     Tensor x = randn(c.x), w = randn(c.w), g = randn(conv2d(x, w, Tensor(), c.stride, c.padding,
                                                             c.dilation, c.groups).sizes());
     std::vector<Tensor> grads;
@@ -219,7 +222,8 @@ TEST(Conv2dOneDnn, F32GradientsMatchF64) {
 
 // kiln.conv2d's bias and relu epilogues give the values of the separate add and relu on
 // every path the kernel takes: oneDNN blocked (3x3) and plain (1x1), oneDNN's depthwise
-// kernel (stride 2), Kiln's depthwise kernel (3x3 stride 1) and the reference loops (f64).
+// kernel (stride 2), Kiln's depthwise kernel (3x3 stride 1), the reference loops (f64),
+// one sgemm (whole-input windows) and Kiln's plane-dot kernel.
 Tensor convOp(const std::vector<Tensor>& in, int64_t stride, int64_t pad, int64_t groups, bool relu) {
   return dispatch1(ops::kConv2d, in,
                    {{"stride", Shape{stride, stride}}, {"padding", Shape{pad, pad, pad, pad}},
@@ -240,6 +244,8 @@ TEST(Conv2d, BiasAndReluEpiloguesGiveTheSeparateOpsValues) {
       {"depthwise stride 2", {2, 16, 12, 12}, {16, 1, 3, 3}, 2, 1, 16, kFloat32},
       {"depthwise 3x3 (Kiln's kernel)", {2, 16, 18, 18}, {16, 1, 3, 3}, 1, 1, 16, kFloat32},
       {"f64 (reference)", {1, 4, 7, 7}, {6, 4, 3, 3}, 1, 1, 1, kFloat64},
+      {"whole-input window (sgemm)", {3, 5, 3, 4}, {6, 5, 3, 4}, 1, 0, 1, kFloat32},
+      {"batch 1, a channel per group (plane dot)", {1, 12, 5, 5}, {4, 3, 3, 3}, 1, 1, 4, kFloat32},
   };
   manual_seed(11);
   for (const Case& c : cases)
@@ -471,6 +477,90 @@ TEST(DepthwiseKernel, InfiniteWeightsDoNotMultiplyThePadding) {
   Tensor y = conv2d(x, w, Tensor(), {1}, {1}, {1}, 2);
   const float* p = y.data_ptr<float>();
   for (int64_t i = 0; i < y.numel(); ++i) ASSERT_TRUE(std::isinf(p[i])) << "output " << i << ": " << p[i];
+}
+
+// ---- the weight gradients' shapes: Kiln's plane-dot kernel and one sgemm ---------------
+
+struct PlaneDotCase {
+  const char* name;
+  int64_t groups, channels, height, width, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr;
+};
+
+void PrintTo(const PlaneDotCase& c, std::ostream* os) { *os << c.name; }
+
+class PlaneDotKernel : public ::testing::TestWithParam<PlaneDotCase> {};
+
+// kiln.conv2d with its four paddings (conv2d's API pads both sides alike).
+Tensor convOf(const Tensor& x, const Tensor& w, const PlaneDotCase& c) {
+  return dispatch1(ops::kConv2d, {x, w},
+                   {{"stride", Shape{c.sh, c.sw}}, {"padding", Shape{c.pt, c.pb, c.pl, c.pr}},
+                    {"dilation", Shape{c.dh, c.dw}}, {"groups", c.groups}},
+                   SourceLoc::current());
+}
+
+// Called directly on strided views (x's planes in a transposed buffer, as convWeightGrad's
+// transposed input; w a permuted view), against conv2d in f64 on the reference loops.
+TEST_P(PlaneDotKernel, MatchesTheReferenceKernelThroughStrides) {
+  const PlaneDotCase& c = GetParam();
+  manual_seed(31);
+  Tensor x = randn({c.channels, c.groups, c.height, c.width}).transpose(0, 1).reshape({1, c.groups * c.channels,
+                                                                                      c.height, c.width});
+  Tensor w = randn({c.channels, c.groups, c.kh, c.kw}).transpose(0, 1);
+  ASSERT_FALSE(w.is_contiguous());
+  Tensor ref = convOf(x.to(kFloat64), w.to(kFloat64), c);
+  const Shape& ys = ref.sizes();
+  const Strides &sx = x.strides(), &sw = w.strides();
+  const kernels::PlaneDotGeometry g{c.groups, c.channels, c.height, c.width, c.kh, c.kw, c.sh, c.sw, c.dh, c.dw,
+                                    c.pt, c.pl, ys[2], ys[3], sx[1], sx[2], sx[3], sw[0], sw[1], sw[2], sw[3]};
+  Tensor y = full(ys, std::numeric_limits<double>::quiet_NaN());
+  kernels::planeDotConv2d(x.data_ptr<float>(), w.data_ptr<float>(), y.data_ptr<float>(), g);
+  const double scale = amax(abs(ref)).item<double>();
+  EXPECT_LE(amax(abs(sub(y.to(kFloat64), ref))).item<double>(), 1e-5 * scale) << "of " << scale;
+  // conv2d takes the kernel for these geometries: the same values.
+  Tensor viaConv = convOf(x, w, c);
+  EXPECT_EQ(std::memcmp(viaConv.data_ptr<float>(), y.data_ptr<float>(), size_t(y.numel()) * sizeof(float)), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometries, PlaneDotKernel,
+    ::testing::Values(
+        // A 3x3 stride-1 depthwise layer's weight gradient: 8x8 planes, the gradient as filters.
+        PlaneDotCase{"stride1Layer", 6, 5, 8, 8, 8, 8, 1, 1, 1, 1, 1, 1, 1, 1},
+        // Of a stride-2 layer (dilation 2 here), of one on 1x1 planes (all but the centre
+        // read padding), and of a dilated one (stride 2 here), with asymmetric padding.
+        PlaneDotCase{"stride2Layer", 4, 3, 9, 9, 4, 4, 1, 1, 2, 2, 1, 0, 1, 0},
+        PlaneDotCase{"onePixelPlanes", 7, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+        PlaneDotCase{"dilatedLayer", 3, 2, 7, 6, 3, 2, 2, 2, 1, 1, 1, 2, 0, 1},
+        // 5x4 outputs (the kernel takes up to 25); planes longer than a pair of vectors.
+        PlaneDotCase{"twentyOutputs", 2, 40, 6, 6, 4, 4, 1, 1, 1, 1, 1, 1, 1, 0}),
+    [](const ::testing::TestParamInfo<PlaneDotCase>& info) { return std::string(info.param.name); });
+
+// An infinite input value in a dilation gap, which no window reads: the dot product would
+// multiply it by the filters' zero there (NaN); its group is summed tap by tap instead.
+// The other groups keep the dot product: all outputs agree with the reference loops.
+TEST(PlaneDotKernel, LeavesValuesNoWindowReadsOut) {
+  manual_seed(32);
+  Tensor x = randn({1, 6, 5, 5});
+  x.data_ptr<float>()[5 + 1] = std::numeric_limits<float>::infinity();  // channel 0, row 1, column 1
+  Tensor w = randn({3, 2, 3, 3});
+  Tensor y = conv2d(x, w, Tensor(), {1}, {0}, {2}, 3);
+  Tensor ref = conv2d(x.to(kFloat64), w.to(kFloat64), Tensor(), {1}, {0}, {2}, 3);
+  ASSERT_EQ(y.sizes(), (Shape{1, 3, 1, 1}));
+  for (int64_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(std::isfinite(y.data_ptr<float>()[i])) << "group " << i;
+    EXPECT_NEAR(y.data_ptr<float>()[i], ref.data_ptr<double>()[i], 1e-4) << "group " << i;
+  }
+}
+
+// Whole-input windows (a pointwise layer's weight gradient) run as one sgemm: the values of
+// the reference loops, for contiguous and transposed (convWeightGrad's) inputs.
+TEST(Conv2d, WholeInputWindowsMatchTheReferenceKernel) {
+  manual_seed(33);
+  Tensor w = randn({6, 5, 3, 4});
+  expectMatchesReference(randn({7, 5, 3, 4}), w, ConvCase{"wholeInput", {}, {}, {1}, {0}, {1}, 1});
+  Tensor xt = randn({5, 7, 3, 4}).transpose(0, 1);
+  ASSERT_FALSE(xt.is_contiguous());
+  expectMatchesReference(xt, w, ConvCase{"wholeInputTransposed", {}, {}, {2}, {0}, {1}, 1});
 }
 
 }  // namespace
