@@ -4,9 +4,9 @@
 
 // Softmax over rows of 1024 floats: 32 KiB tiles are 8 rows. Inside the loop: the max;
 // then exp, stored once to a tile-sized scratch; then the f64 sum, which reads the scratch
-// as two slices for its float32 pairs (x[i] + x[i + 16] where i % 32 < 16: the slices
-// are parts of the one exp tile, not exps of their own); then the division written into
-// the tile of the result. No tensor.empty of the full shape is left but the loop's shared
+// through slices at 32k + e (e < 32) for its float32 pairs, x[32k + c] + x[32k + 16 + c]
+// into 16 lanes (the slices are parts of the one exp tile, not exps of their own), and
+// combines the lanes; then the division written into the tile of the result. No tensor.empty of the full shape is left but the loop's shared
 // output.
 // CHECK-LABEL: func.func private @softmax(
 // CHECK-SAME:      %[[X:.*]]: tensor<64x1024xf32>
@@ -19,13 +19,14 @@
 // CHECK:           %[[EXP:.*]] = linalg.generic {{.*}} ins(%[[XT]], %[[MAX]] : tensor<8x1024xf32>, tensor<8x1xf32>) outs(%{{.*}} : tensor<8x1024xf32>)
 // CHECK:             math.exp
 // CHECK-NOT:         math.exp
-// CHECK:           %[[FIRST:.*]] = tensor.extract_slice %[[EXP]][0, 0] [8, 1008] [1, 1]
-// CHECK:           %[[SECOND:.*]] = tensor.extract_slice %[[EXP]][0, 16] [8, 1008] [1, 1]
-// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[FIRST]], %[[SECOND]] : tensor<8x1008xf32>, tensor<8x1008xf32>) outs(%{{.*}} : tensor<8x1xf64>)
+// CHECK:           %[[FIRST:.*]] = tensor.extract_slice %[[EXP]][0, 0] [8, 993] [1, 1]
+// CHECK:           %[[LAST:.*]] = tensor.extract_slice %[[EXP]][0, 0] [8, 1023] [1, 1]
+// CHECK:           %[[LANES:.*]]:16 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[FIRST]], {{.*}}, %[[LAST]], %[[EXP]], %{{.*}} : tensor<8x993xf32>, {{.*}}, tensor<8x1023xf32>, tensor<8x1024xf32>, tensor<32xi8>) outs(%{{.*}} : tensor<8x1xf64>,
 // CHECK:             arith.addf %{{.*}}, %{{.*}} : f32
 // CHECK:             arith.extf
-// CHECK:             arith.select
-// CHECK:             arith.addf {{.*}} fastmath<reassoc> : f64
+// CHECK:             arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK-NOT:         math.exp
+// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[LANES]]#0, {{.*}}, %[[LANES]]#15, %{{.*}} : {{.*}}) outs(%{{.*}} : tensor<8x1xf64>)
 // CHECK-NOT:         math.exp
 // CHECK:           %[[OT:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0] [8, 1024] [1, 1]
 // CHECK:           %[[DIV:.*]] = linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<8x1024xf32>, tensor<8x1xf64>) outs(%[[OT]] : tensor<8x1024xf32>)
@@ -88,24 +89,27 @@ func.func private @two_results(%x: tensor<64x1024xf32>) -> (tensor<64x1024xf32>,
 // producer that cheap is computed again in each of its users rather than stored to a
 // tile-sized scratch and read back: the tile holds two row reductions and the result,
 // each reading the tile of x, and nothing of the tile's size but the result is written.
-// The variance reads (x - mean)^2 through two slices for its pairs: computed on slices
-// of x instead, it is computed in the variance's loop for both.
+// The variance reads (x - mean)^2 through slices for its pairs: computed on slices of x
+// instead, it is computed in the variance's loop for each.
 // (The exp of softmax above is not cheap: it is stored, once.)
 // CHECK-LABEL: func.func private @layer_norm(
 // CHECK-SAME:      %[[X:.*]]: tensor<64x1024xf32>
 // CHECK:         scf.forall (%[[I:.*]]) = (0) to (64) step (8)
 // CHECK:           %[[XT:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [8, 1024] [1, 1]
-// CHECK:           %[[XF:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [8, 1008] [1, 1]
-// CHECK:           %[[XS:.*]] = tensor.extract_slice %[[X]][%[[I]], 16] [8, 1008] [1, 1]
-// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[XF]], %[[XS]] : tensor<8x1008xf32>, tensor<8x1008xf32>) outs(%{{.*}} : tensor<8x1xf64>)
+// CHECK:           %[[X0:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [8, 993] [1, 1]
+// CHECK:           %[[LANES:.*]]:16 = linalg.generic {{.*}}"reduction"]} ins(%[[X0]], {{.*}} : tensor<8x993xf32>, {{.*}}, tensor<32xi8>) outs(%{{.*}} : tensor<8x1xf64>,
 // CHECK-NOT:       tensor.empty() : tensor<8x1024xf32>
-// CHECK-NOT:       tensor.empty() : tensor<8x1008xf32>
-// CHECK:           %[[VAR:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[XF]], %[[SUM]], %[[XS]] : tensor<8x1008xf32>, tensor<8x1xf64>, tensor<8x1008xf32>) outs(%{{.*}} : tensor<8x1xf64>)
+// CHECK-NOT:       tensor.empty() : tensor<8x993xf32>
+// CHECK:           %[[SUM:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[LANES]]#0,
+// CHECK-NOT:       tensor.empty() : tensor<8x1024xf32>
+// CHECK-NOT:       tensor.empty() : tensor<8x993xf32>
+// CHECK:           %[[VLANES:.*]]:16 = linalg.generic {{.*}}"reduction"]} ins(%[[X0]], %[[SUM]], {{.*}}, tensor<32xi8>) outs(%{{.*}} : tensor<8x1xf64>,
 // CHECK:             arith.subf
 // CHECK:             arith.mulf
 // CHECK:             arith.subf
 // CHECK:             arith.mulf
 // CHECK:             arith.addf {{.*}} : f32
+// CHECK:           %[[VAR:.*]] = linalg.generic {{.*}}"reduction"]} ins(%[[VLANES]]#0,
 // CHECK:           linalg.generic {{.*}} ins(%[[XT]], %[[SUM]], %[[VAR]]
 // CHECK:             arith.subf
 // CHECK:             math.sqrt
@@ -128,8 +132,8 @@ func.func private @layer_norm(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> at
 
 // layer_norm of a chain, rows of 20: the centred row (x - mean, six arith ops with the
 // chain recomputed in it, so not cheap) feeds the variance and the normalisation. The
-// variance's float32 pairs read columns 0-3 and 16-19 through slices and its unpaired
-// middle, columns 4-15, through a window map. Fused into that middle reduction, the
+// variance's float32 pairs read columns 0-3 and 16-19 and its unpaired middle, columns
+// 4-15, through window maps. Fused into that middle reduction, the
 // centred values would be yielded for columns 4-15 only and the normalisation would read
 // the rest uninitialized (issue 19, case 1). So the centred row is computed whole, inside
 // the loop, and both the variance and the normalisation read it there.
@@ -138,9 +142,10 @@ func.func private @layer_norm(%x: tensor<64x1024xf32>) -> tensor<64x1024xf32> at
 // CHECK:           %[[CENTRED:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins({{.*}} : tensor<5x20xf32>, tensor<5x20xf32>, tensor<5x1xf64>) outs({{.*}} : tensor<5x20xf32>)
 // CHECK:             arith.subf
 // CHECK-NEXT:        linalg.yield {{.*}} : f32
-// CHECK:           tensor.extract_slice %[[CENTRED]][0, 0] [5, 16]
-// CHECK:           tensor.extract_slice %[[CENTRED]][0, 0] [5, 4]
-// CHECK:           tensor.extract_slice %[[CENTRED]][0, 16] [5, 4]
+// CHECK:           %[[C4:.*]] = tensor.extract_slice %[[CENTRED]][0, 0] [5, 4]
+// CHECK:           linalg.generic {{.*}} ins(%[[C4]], %[[CENTRED]], %{{.*}} : tensor<5x4xf32>, tensor<5x20xf32>, tensor<1x4xi8>)
+// CHECK:           %[[C16:.*]] = tensor.extract_slice %[[CENTRED]][0, 0] [5, 16]
+// CHECK:           linalg.generic {{.*}} ins(%[[C16]], %{{.*}} : tensor<5x16xf32>, tensor<1x12xi8>)
 // CHECK:           linalg.generic {{.*}} ins(%[[CENTRED]], %{{.*}} : tensor<5x20xf32>, tensor<5x1xf64>)
 // CHECK:             math.sqrt
 // CHECK:           scf.forall.in_parallel
@@ -243,8 +248,8 @@ func.func private @layer_norm_backward(%arg0: tensor<6x6xf32>, %arg1: tensor<6x1
 // CHECK:           %[[EXP:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x1024xf32>)
 // CHECK:             math.exp
 // CHECK-NOT:         math.exp
-// CHECK:           tensor.extract_slice %[[EXP]][0, 0] {{\[}}%[[ROWS]], 1008] [1, 1]
-// CHECK:           tensor.extract_slice %[[EXP]][0, 16] {{\[}}%[[ROWS]], 1008] [1, 1]
+// CHECK:           tensor.extract_slice %[[EXP]][0, 0] {{\[}}%[[ROWS]], 993] [1, 1]
+// CHECK:           tensor.extract_slice %[[EXP]][0, 0] {{\[}}%[[ROWS]], 1023] [1, 1]
 // CHECK-NOT:         math.exp
 // CHECK:           %[[OT:.*]] = tensor.extract_slice %[[ACC]][%[[I]], 0] {{\[}}%[[ROWS]], 1024] [1, 1]
 // CHECK:           %[[DIV:.*]] = linalg.generic {{.*}} outs(%[[OT]] : tensor<?x1024xf32>)

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace mlir::kiln {
@@ -217,6 +218,277 @@ PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
   return {x, reduced, first};
 }
 
+// The operands of a generic that adds elements shift + 32k + l of `source` (a
+// PairLayout's x or a slice of it), k < blocks and l < lanes, each with its
+// partner 16 on when `paired`. Loops: `units` unit loops, then one per dim of
+// the layout, two (k, l) for the pair dim, so the dims inside the pair dim (a
+// column's) stay innermost; l is a reduction, or parallel when `laneLoop` (the
+// results have a lane dim). A `window` operand, never read, gives k and l their
+// extents, as linalg's pooling ops do.
+struct PairOperands {
+  SmallVector<utils::IteratorType> iterators;
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  SmallVector<int64_t> keptLoops;
+  AffineExpr lane;
+};
+PairOperands pairOperands(OpBuilder &b, Location loc, const PairLayout &layout,
+                          Value source, int64_t units, int64_t shift,
+                          OpFoldResult blocks, OpFoldResult lanes, bool paired,
+                          bool laneLoop) {
+  PairOperands result;
+  result.iterators.assign(units, utils::IteratorType::parallel);
+  SmallVector<AffineExpr> first, second;
+  AffineExpr block;
+  for (int64_t d = 0; d < int64_t(layout.reduced.size()); ++d) {
+    AffineExpr loop = b.getAffineDimExpr(result.iterators.size());
+    if (d == layout.pairDim) {
+      block = loop;
+      result.lane = b.getAffineDimExpr(result.iterators.size() + 1);
+      first.push_back(block * kPairBlock + result.lane + shift);
+      second.push_back(block * kPairBlock + result.lane + shift +
+                       kPairDistance);
+      result.iterators.push_back(utils::IteratorType::reduction);
+      result.iterators.push_back(laneLoop ? utils::IteratorType::parallel
+                                          : utils::IteratorType::reduction);
+      continue;
+    }
+    first.push_back(loop);
+    second.push_back(loop);
+    if (!layout.reduced[d])
+      result.keptLoops.push_back(result.iterators.size());
+    result.iterators.push_back(layout.reduced[d]
+                                   ? utils::IteratorType::reduction
+                                   : utils::IteratorType::parallel);
+  }
+  const int64_t loops = result.iterators.size();
+  MLIRContext *context = b.getContext();
+  result.maps.push_back(AffineMap::get(loops, 0, first, context));
+  result.inputs.push_back(source);
+  if (paired) {
+    result.maps.push_back(AffineMap::get(loops, 0, second, context));
+    result.inputs.push_back(source);
+  }
+  result.inputs.push_back(
+      tensor::EmptyOp::create(b, loc, {blocks, lanes}, b.getIntegerType(8)));
+  result.maps.push_back(
+      AffineMap::get(loops, 0, {block, result.lane}, context));
+  return result;
+}
+
+// A static row (the pair dim innermost) summed as the eager kernels' PairFold
+// sums it, bit for bit: 16 f64 lanes starting at 0, lane l adding the pair sums
+// x[32k + l] + x[32k + 16 + l] block after block (the blocks counted over the
+// reduced dims, in order), then the last block's pairs and elements alone each
+// added to its lane (l < 16), then the lanes combined by halving
+// (kernels::combineLanes). The whole blocks are one generic with 16 results
+// (wholeLanes below): each element is read once and no pair is computed to be
+// dropped. The last block's pairs and its elements alone are generics over
+// their lanes alone, and one generic adds them to the lanes and combines those
+// (per result element, with a unit reduction loop so that it is not fused into
+// elementwise users). No fast-math flags: the order is the eager one.
+Value accumulateRowLanes(OpBuilder &b, Location loc, const PairLayout &layout,
+                         int64_t inputRank, ArrayRef<int64_t> dims, bool keep,
+                         Value acc, int64_t size) {
+  const int64_t rank = layout.reduced.size();
+  const int64_t units = keep ? int64_t(dims.size()) : 0;
+  const int64_t blocks = size / kPairBlock, rest = size % kPairBlock;
+  const int64_t paired = std::max<int64_t>(rest - kPairDistance, 0);
+  const int64_t alone = std::min<int64_t>(rest, kPairDistance) - paired;
+  auto accTensor = cast<RankedTensorType>(acc.getType());
+  Type accType = accTensor.getElementType();
+  const int64_t resultRank = accTensor.getRank();
+  MLIRContext *context = b.getContext();
+  SmallVector<OpFoldResult> resultSizes = tensor::getMixedSizes(b, loc, acc);
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(accType, 0.0));
+
+  // [result..., lanes] f64: from 0, adds x[shift + 32k + l] (and its partner
+  // x[shift + 32k + 16 + l] when `pairs`, in f32 first) over k < count into
+  // lane l < lanes.
+  auto lanesOf = [&](int64_t shift, int64_t count, int64_t lanes,
+                     bool pairs) -> Value {
+    SmallVector<OpFoldResult> shape = resultSizes;
+    shape.push_back(b.getIndexAttr(lanes));
+    Value init = tensor::EmptyOp::create(b, loc, shape, accType);
+    Value filled = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+    PairOperands operands =
+        pairOperands(b, loc, layout, layout.x, units, shift,
+                     b.getIndexAttr(count), b.getIndexAttr(lanes), pairs,
+                     /*laneLoop=*/true);
+    SmallVector<AffineExpr> out =
+        resultExprs(b, inputRank, dims, keep, operands.keptLoops);
+    out.push_back(operands.lane);
+    operands.maps.push_back(
+        AffineMap::get(operands.iterators.size(), 0, out, context));
+    return linalg::GenericOp::create(
+               b, loc, TypeRange{filled.getType()}, operands.inputs, filled,
+               operands.maps, operands.iterators,
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 Value v = args[0];
+                 if (pairs)  // in f32, as the eager kernels
+                   v = arith::AddFOp::create(nb, nloc, v, args[1]);
+                 v = convertScalar(nb, nloc, v, accType);
+                 Value sum = arith::AddFOp::create(nb, nloc, args.back(), v);
+                 linalg::YieldOp::create(nb, nloc, sum);
+               })
+        .getResult(0);
+  };
+
+  // The whole blocks: 16 f64 results of the result's shape, lane c adding
+  // x[32k + c] + x[32k + 16 + c] over k < count. One loop per dim of
+  // layout.x, k for the pair dim, and the 16 lanes written out in the body
+  // (32 operands reading x): an scf.for over k carrying 16 accumulators
+  // (kiln-promote-accumulators), which LLVM vectorizes across the lanes with
+  // contiguous loads. (A loop over the lanes left the accumulators in memory,
+  // stored on every k.)
+  auto wholeLanes = [&](int64_t count) -> SmallVector<Value> {
+    // Not filled: the lanes start at 0 on the first step of the reduction
+    // loops (in the body). Sixteen
+    // fills would be sixteen more launches on the GPU, and, merged by CSE into
+    // one, a copy of it into each lane's buffer on the CPU.
+    SmallVector<Value> inits(
+        kPairDistance, tensor::EmptyOp::create(b, loc, resultSizes, accType));
+    SmallVector<utils::IteratorType> iterators(units,
+                                               utils::IteratorType::parallel);
+    SmallVector<AffineExpr> exprs;
+    SmallVector<int64_t> keptLoops;
+    AffineExpr block;
+    int64_t pairPos = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      AffineExpr loop = b.getAffineDimExpr(iterators.size());
+      if (d == layout.pairDim) {
+        block = loop;
+        pairPos = exprs.size();
+        exprs.push_back(loop);
+        iterators.push_back(utils::IteratorType::reduction);
+        continue;
+      }
+      exprs.push_back(loop);
+      if (!layout.reduced[d])
+        keptLoops.push_back(iterators.size());
+      iterators.push_back(layout.reduced[d] ? utils::IteratorType::reduction
+                                            : utils::IteratorType::parallel);
+    }
+    const int64_t loops = iterators.size();
+    SmallVector<AffineMap> maps;
+    SmallVector<Value> inputs;
+    for (int64_t e = 0; e < kPairBlock; ++e) {
+      SmallVector<AffineExpr> at = exprs;
+      at[pairPos] = block * kPairBlock + e;
+      maps.push_back(AffineMap::get(loops, 0, at, context));
+      inputs.push_back(layout.x);
+    }
+    // never read: gives k its extent
+    inputs.push_back(tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{count}, b.getIntegerType(8)));
+    maps.push_back(AffineMap::get(loops, 0, {block}, context));
+    AffineMap out = AffineMap::get(
+        loops, 0, resultExprs(b, inputRank, dims, keep, keptLoops), context);
+    maps.append(kPairDistance, out);
+    SmallVector<Type> types(kPairDistance, inits[0].getType());
+    auto generic = linalg::GenericOp::create(
+        b, loc, types, inputs, inits, maps, iterators,
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          // the first step of every reduction loop (batch_norm's N as
+          // well as k: the lanes run on over the N)
+          Value first;
+          Value origin = arith::ConstantIndexOp::create(nb, nloc, 0);
+          for (auto [loop, iterator] : llvm::enumerate(iterators)) {
+            if (iterator != utils::IteratorType::reduction)
+              continue;
+            Value at = arith::CmpIOp::create(
+                nb, nloc, arith::CmpIPredicate::eq,
+                linalg::IndexOp::create(nb, nloc, loop), origin);
+            first = first ? arith::AndIOp::create(nb, nloc, first, at) : at;
+          }
+          Value start = arith::ConstantOp::create(
+              nb, nloc, nb.getFloatAttr(accType, 0.0));
+          SmallVector<Value> lanes;
+          for (int64_t c = 0; c < kPairDistance; ++c) {
+            // in f32, as the eager kernels
+            Value v = arith::AddFOp::create(nb, nloc, args[c],
+                                            args[c + kPairDistance]);
+            v = convertScalar(nb, nloc, v, accType);
+            Value lane = arith::SelectOp::create(nb, nloc, first, start,
+                                                 args[kPairBlock + 1 + c]);
+            lanes.push_back(arith::AddFOp::create(nb, nloc, lane, v));
+          }
+          linalg::YieldOp::create(nb, nloc, lanes);
+        });
+    return SmallVector<Value>(generic->getResults());
+  };
+
+  // Lane c of each: an input of the combining generic read at (result..., c).
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  SmallVector<int64_t> base(kPairDistance, -1), last(kPairDistance, -1);
+  auto readLane = [&](Value lanes, int64_t c) {
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < resultRank; ++d)
+      exprs.push_back(b.getAffineDimExpr(d));
+    exprs.push_back(b.getAffineConstantExpr(c));
+    inputs.push_back(lanes);
+    maps.push_back(AffineMap::get(resultRank, 0, exprs, context));
+    return int64_t(inputs.size()) - 1;
+  };
+  if (blocks > 0) {
+    SmallVector<Value> whole = wholeLanes(blocks);
+    for (int64_t c = 0; c < kPairDistance; ++c) {
+      SmallVector<AffineExpr> exprs;
+      for (int64_t d = 0; d < resultRank; ++d)
+        exprs.push_back(b.getAffineDimExpr(d));
+      inputs.push_back(whole[c]);
+      maps.push_back(AffineMap::get(resultRank, 0, exprs, context));
+      base[c] = int64_t(inputs.size()) - 1;
+    }
+  }
+  if (paired > 0) {
+    Value pairs = lanesOf(blocks * kPairBlock, 1, paired, /*pairs=*/true);
+    for (int64_t c = 0; c < paired; ++c)
+      last[c] = readLane(pairs, c);
+  }
+  if (alone > 0) {
+    Value elements =
+        lanesOf(blocks * kPairBlock + paired, 1, alone, /*pairs=*/false);
+    for (int64_t c = 0; c < alone; ++c)
+      last[paired + c] = readLane(elements, c);
+  }
+  // One more loop, a reduction of extent 1 (a window operand gives it): an
+  // elementwise generic would be fused into its users, each element of a
+  // softmax's division combining the lanes again.
+  inputs.push_back(tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{1},
+                                           b.getIntegerType(8)));
+  maps.push_back(AffineMap::get(resultRank + 1, 0,
+                                {b.getAffineDimExpr(resultRank)}, context));
+  for (AffineMap &map : maps)
+    if (map.getNumDims() == unsigned(resultRank))
+      map = AffineMap::get(resultRank + 1, 0, map.getResults(), context);
+  maps.push_back(AffineMap::get(
+      resultRank + 1, 0,
+      AffineMap::getMultiDimIdentityMap(resultRank, context).getResults(),
+      context));
+  SmallVector<utils::IteratorType> iterators(resultRank,
+                                             utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{acc.getType()}, inputs, acc, maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value zero = arith::ConstantOp::create(
+                   nb, nloc, nb.getFloatAttr(accType, 0.0));
+               SmallVector<Value> l(kPairDistance);
+               for (int64_t c = 0; c < kPairDistance; ++c) {
+                 l[c] = base[c] >= 0 ? args[base[c]] : zero;
+                 if (last[c] >= 0)
+                   l[c] = arith::AddFOp::create(nb, nloc, l[c], args[last[c]]);
+               }
+               for (int64_t width = kPairDistance / 2; width >= 1; width /= 2)
+                 for (int64_t c = 0; c < width; ++c)
+                   l[c] = arith::AddFOp::create(nb, nloc, l[c], l[c + width]);
+               linalg::YieldOp::create(nb, nloc, l[0]);
+             })
+      .getResult(0);
+}
+
 // Sums float32 `x` over `dims` into the f64 `acc` (of the reduction's result
 // shape) as the eager kernels pair it: in each block of 32 elements, counted in
 // the order of the reduced dims, element 32k + l and element 32k + 16 + l
@@ -224,7 +496,8 @@ PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
 // is past the end is added alone. The f64 adds may be reassociated (see
 // combine), so the result differs from the eager one by f64 roundings only.
 //
-// When the pair dim is innermost (rows): one generic adds x[i] + x[i + 16]
+// When the pair dim is innermost (rows) and static: accumulateRowLanes, the
+// eager order exactly. A `?` one: one generic adds x[i] + x[i + 16]
 // wherever i % 32 < 16 (see below), then one the elements alone. Otherwise
 // (columns: kept dims inside the pair dim, along which LLVM vectorizes): one
 // generic over loops (k, l) for the whole blocks, one for the last, partial
@@ -262,9 +535,7 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
   };
 
   // Adds elements offset + 32k + l, k < blocks and l < lanes, each with its
-  // partner 16 on when `paired`, into `into`. Loops: the unit loops, then one
-  // per dim of layout.x, two (k, l) for the pair dim, so the dims inside the
-  // pair dim (a column's) stay innermost.
+  // partner 16 on when `paired`, into `into` (see pairOperands).
   auto accumulate = [&](Value into, OpFoldResult offset, OpFoldResult blocks,
                         OpFoldResult lanes, bool paired) -> Value {
     Value source = layout.x;
@@ -273,43 +544,15 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
       source = from(cast<Value>(offset));
       shift = 0;
     }
-    SmallVector<utils::IteratorType> iterators(units,
-                                               utils::IteratorType::parallel);
-    SmallVector<AffineExpr> first, second;
-    SmallVector<int64_t> keptLoops;
-    AffineExpr block, lane;
-    for (int64_t d = 0; d < rank; ++d) {
-      AffineExpr loop = b.getAffineDimExpr(iterators.size());
-      if (d == layout.pairDim) {
-        block = loop;
-        lane = b.getAffineDimExpr(iterators.size() + 1);
-        first.push_back(block * kPairBlock + lane + *shift);
-        second.push_back(block * kPairBlock + lane + *shift + kPairDistance);
-        iterators.append(2, utils::IteratorType::reduction);
-        continue;
-      }
-      first.push_back(loop);
-      second.push_back(loop);
-      if (!layout.reduced[d])
-        keptLoops.push_back(iterators.size());
-      iterators.push_back(layout.reduced[d] ? utils::IteratorType::reduction
-                                            : utils::IteratorType::parallel);
-    }
-    const int64_t loops = iterators.size();
-    SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, first, context)};
-    SmallVector<Value> inputs = {source};
-    if (paired) {
-      maps.push_back(AffineMap::get(loops, 0, second, context));
-      inputs.push_back(source);
-    }
-    inputs.push_back(tensor::EmptyOp::create(b, loc, {blocks, lanes},
-                                             b.getIntegerType(8)));
-    maps.push_back(AffineMap::get(loops, 0, {block, lane}, context));
-    maps.push_back(AffineMap::get(
-        loops, 0, resultExprs(b, inputRank, dims, keep, keptLoops), context));
+    PairOperands operands = pairOperands(b, loc, layout, source, units, *shift,
+                                         blocks, lanes, paired,
+                                         /*laneLoop=*/false);
+    operands.maps.push_back(AffineMap::get(
+        operands.iterators.size(), 0,
+        resultExprs(b, inputRank, dims, keep, operands.keptLoops), context));
     return linalg::GenericOp::create(
-               b, loc, TypeRange{into.getType()}, inputs, into, maps,
-               iterators,
+               b, loc, TypeRange{into.getType()}, operands.inputs, into,
+               operands.maps, operands.iterators,
                [&](OpBuilder &nb, Location nloc, ValueRange args) {
                  Value v = args[0];
                  if (paired)  // in f32, as the eager kernels: no fast-math
@@ -327,14 +570,17 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
     return !known || *known > 0;
   };
 
+  if (rows && getConstantIntValue(size))
+    return accumulateRowLanes(b, loc, layout, inputRank, dims, keep, acc,
+                              *getConstantIntValue(size));
   const OpFoldResult blocks = sizes.div(size, kPairBlock),
                      rest = sizes.rem(size, kPairBlock);
   if (rows) {
-    // Along a row, x[i] + x[i + 16] for every i < size - 16, from two slices of
-    // x, kept where i % 32 < 16: a plain loop over i that LLVM vectorizes with
-    // contiguous loads. (Loops over k and l read x 32 apart along k, which
-    // LLVM, having unrolled the 16 l's, vectorized with gathers.) The elements
-    // without a partner are added below.
+    // Along a `?` row, x[i] + x[i + 16] for every i < size - 16, from two
+    // slices of x, kept where i % 32 < 16: a plain loop over i that LLVM
+    // vectorizes with contiguous loads. (Loops over k and l read x 32 apart
+    // along k, which LLVM, having unrolled the 16 l's, vectorized with
+    // gathers.) The elements without a partner are added below.
     SmallVector<OpFoldResult> shape = tensor::getMixedSizes(b, loc, layout.x);
     shape.back() = sizes.max(sizes.sub(size, index(kPairDistance)), index(0));
     auto sliceFrom = [&](int64_t start) -> Value {

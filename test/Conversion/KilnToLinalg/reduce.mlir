@@ -117,34 +117,67 @@ func.func @in_fusion(%x: tensor<4x3xf64>) -> tensor<4xf64> {
 
 // A float32 sum of more than 16 elements pairs them as the eager kernels do: in each
 // block of 32, element 32k + l with element 32k + 16 + l (l < 16), added in f32 before
-// the f64 accumulator. Along a row: x[i] + x[i + 16] from two slices of the row, kept
-// where i % 32 < 16 (a loop LLVM vectorizes with contiguous loads); then, with a window
-// operand that is never read giving the loops their extents, the last block's elements
-// without a partner: 601 = 18 blocks + 25, so elements 585..591.
-// CHECK-DAG:   #[[ROW:.*]] = affine_map<(d0, d1) -> (d0, d1)>
-// CHECK-DAG:   #[[OUT:.*]] = affine_map<(d0, d1) -> (d0)>
+// the f64 accumulator. Along a static row, as PairFold exactly: 16 f64 lanes, each
+// element read once (no pair computed to be dropped). The whole blocks: one generic over
+// the row and k (a window operand that is never read gives k its extent) reading x at
+// 32k + e for e < 32 and writing 16 results, lane c adding x[32k + c] + x[32k + 16 + c]
+// to 0 where k is 0 (a select: the lanes' buffers are not filled), else to itself. The last block (601 = 18 blocks + 25): its 9 pairs
+// (576 + l with 592 + l) into lanes 0..8, its elements alone (585..591) into lanes
+// 9..15; then one generic, with a unit reduction loop so that it is not fused into
+// elementwise users, adds those to their lanes and combines the lanes by halving. No
+// fast-math flags anywhere: the eager order.
+// CHECK-DAG:   #[[E0:.*]] = affine_map<(d0, d1) -> (d0, d1 * 32)>
+// CHECK-DAG:   #[[E16:.*]] = affine_map<(d0, d1) -> (d0, d1 * 32 + 16)>
+// CHECK-DAG:   #[[E31:.*]] = affine_map<(d0, d1) -> (d0, d1 * 32 + 31)>
+// CHECK-DAG:   #[[K:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG:   #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG:   #[[TF:.*]] = affine_map<(d0, d1, d2) -> (d0, d1 * 32 + d2 + 576)>
+// CHECK-DAG:   #[[TS:.*]] = affine_map<(d0, d1, d2) -> (d0, d1 * 32 + d2 + 592)>
 // CHECK-DAG:   #[[ALONE:.*]] = affine_map<(d0, d1, d2) -> (d0, d1 * 32 + d2 + 585)>
 // CHECK-DAG:   #[[WINDOW:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG:   #[[LANE:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG:   #[[L0:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG:   #[[L8:.*]] = affine_map<(d0, d1) -> (d0, 8)>
 // CHECK-LABEL: func.func @sum_pairs_f32(
 // CHECK-SAME:    %[[X:.*]]: tensor<4x601xf32>)
 // CHECK:         %[[FILL:.*]] = linalg.fill {{.*}} -> tensor<4xf64>
-// CHECK:         %[[A:.*]] = tensor.extract_slice %[[X]][0, 0] [4, 585] [1, 1]
-// CHECK:         %[[B:.*]] = tensor.extract_slice %[[X]][0, 16] [4, 585] [1, 1]
-// CHECK:         %[[PAIRS:.*]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ROW]], #[[OUT]]], iterator_types = ["parallel", "reduction"]}
-// CHECK-SAME:      ins(%[[A]], %[[B]] : tensor<4x585xf32>, tensor<4x585xf32>) outs(%[[FILL]] : tensor<4xf64>)
-// CHECK:         ^bb0(%[[IA:.*]]: f32, %[[IB:.*]]: f32, %[[ACC:.*]]: f64):
-// CHECK:           %[[I:.*]] = linalg.index 1 : index
-// CHECK:           %[[H:.*]] = arith.andi %[[I]], %{{.*}} : index
-// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[H]], %{{.*}} : index
-// CHECK:           %[[P:.*]] = arith.addf %[[IA]], %[[IB]] : f32
-// CHECK:           %[[PW:.*]] = arith.extf %[[P]] : f32 to f64
-// CHECK:           %[[V:.*]] = arith.select %[[FIRST]], %[[PW]], %{{.*}} : f64
-// CHECK:           arith.addf %[[ACC]], %[[V]] fastmath<reassoc> : f64
-// CHECK:         %[[W:.*]] = tensor.empty() : tensor<1x7xi8>
-// CHECK:         %[[REST:.*]] = linalg.generic {indexing_maps = [#[[ALONE]], #[[WINDOW]], #{{.*}}]
-// CHECK-SAME:      ins(%[[X]], %[[W]] : tensor<4x601xf32>, tensor<1x7xi8>) outs(%[[PAIRS]] : tensor<4xf64>)
-// CHECK:           arith.extf %{{.*}} : f32 to f64
-// CHECK:         linalg.generic {{.*}} ins(%[[REST]] : tensor<4xf64>)
+// CHECK-NOT:     arith.andi
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[LANES0:.*]] = tensor.empty() : tensor<4xf64>
+// CHECK:         %[[W:.*]] = tensor.empty() : tensor<18xi8>
+// CHECK:         %[[WHOLE:.*]]:16 = linalg.generic {indexing_maps = [#[[E0]], {{.*}}, #[[E16]], {{.*}}, #[[E31]], #[[K]], #[[ROW]], {{.*}}], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[X]], {{.*}}, %[[W]] : tensor<4x601xf32>, {{.*}}, tensor<18xi8>) outs(%[[LANES0]], %[[LANES0]], {{.*}} : tensor<4xf64>,
+// CHECK:         ^bb0(%in: f32, {{.*}}, %out: f64, %out_33: f64,
+// CHECK:           %[[K0:.*]] = linalg.index 1 : index
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %{{.*}} : index
+// CHECK:           %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK:           %[[P0:.*]] = arith.addf %in, %in_16 : f32
+// CHECK-NEXT:      %[[W0:.*]] = arith.extf %[[P0]] : f32 to f64
+// CHECK-NEXT:      %[[A0:.*]] = arith.select %[[FIRST]], %[[ZERO]], %out : f64
+// CHECK-NEXT:      %[[S0:.*]] = arith.addf %[[A0]], %[[W0]] : f64
+// CHECK-NEXT:      %[[P1:.*]] = arith.addf %in_1, %in_17 : f32
+// CHECK-NEXT:      %[[W1:.*]] = arith.extf %[[P1]] : f32 to f64
+// CHECK-NEXT:      %[[A1:.*]] = arith.select %[[FIRST]], %[[ZERO]], %out_33 : f64
+// CHECK-NEXT:      %[[S1:.*]] = arith.addf %[[A1]], %[[W1]] : f64
+// CHECK:           %[[P15:.*]] = arith.addf %in_15, %in_31 : f32
+// CHECK:           linalg.yield %[[S0]], %[[S1]],
+// CHECK:         %[[PAIRS0:.*]] = linalg.fill {{.*}} -> tensor<4x9xf64>
+// CHECK:         %[[PAIRS:.*]] = linalg.generic {indexing_maps = [#[[TF]], #[[TS]], #[[WINDOW]], #[[LANE]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK-SAME:      ins(%[[X]], %[[X]], %{{.*}} : tensor<4x601xf32>, tensor<4x601xf32>, tensor<1x9xi8>) outs(%[[PAIRS0]] : tensor<4x9xf64>)
+// CHECK:         %[[LONE0:.*]] = linalg.fill {{.*}} -> tensor<4x7xf64>
+// CHECK:         %[[LONE:.*]] = linalg.generic {indexing_maps = [#[[ALONE]], #[[WINDOW]], #[[LANE]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK-SAME:      ins(%[[X]], %{{.*}} : tensor<4x601xf32>, tensor<1x7xi8>) outs(%[[LONE0]] : tensor<4x7xf64>)
+// CHECK:         %[[UW:.*]] = tensor.empty() : tensor<1xi8>
+// CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ROW]], {{.*}}, #[[L0]], {{.*}}, #[[L8]], #[[L0]], {{.*}}, #[[K]], #[[ROW]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[WHOLE]]#0, %[[WHOLE]]#1, {{.*}}, %[[WHOLE]]#15, %[[PAIRS]], {{.*}}, %[[LONE]], {{.*}}, %[[UW]] : {{.*}}) outs(%[[FILL]] : tensor<4xf64>)
+// Lane c is input c, its last-block element input 16 + c: lane 0 with its pair, lane 8
+// with the last pair, lane 9 with the first lone element; then the halving, 0 + 8 first.
+// CHECK:           %[[A0:.*]] = arith.addf %in, %in_16 : f64
+// CHECK:           %[[A8:.*]] = arith.addf %in_8, %in_24 : f64
+// CHECK-NEXT:      %[[A9:.*]] = arith.addf %in_9, %in_25 : f64
+// CHECK:           arith.addf %[[A0]], %[[A8]] : f64
+// CHECK:           linalg.yield
+// CHECK:         linalg.generic {{.*}} ins(%[[SUM]] : tensor<4xf64>)
 // CHECK:           arith.truncf
 func.func @sum_pairs_f32(%x: tensor<4x601xf32>) -> tensor<4xf32> {
   %0 = kiln.reduce sum %x, dims = [1] : tensor<4x601xf32>
@@ -175,14 +208,19 @@ func.func @mean_pairs_columns(%x: tensor<37x5xf32>) -> tensor<1x5xf32> {
 // transpose) and collapse into one run of 196 (6 blocks and 4 alone).
 // CHECK-LABEL: func.func @sum_pairs_bn(
 // CHECK:         %[[HW:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<4x3x8x8xf32> into tensor<4x3x64xf32>
-// CHECK:         tensor.extract_slice %[[HW]][0, 0, 0] [4, 3, 48] [1, 1, 1]
-// CHECK:         tensor.extract_slice %[[HW]][0, 0, 16] [4, 3, 48] [1, 1, 1]
-// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction"]}
+// The lanes run on over N: loops (n, c, k), the eager order of the blocks, and the
+// lanes start at 0 only where n and k are both 0.
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction"]} ins(%[[HW]], {{.*}}, %{{.*}} : tensor<4x3x64xf32>, {{.*}}, tensor<2xi8>)
+// CHECK:           %[[N:.*]] = linalg.index 0 : index
+// CHECK:           %[[N0:.*]] = arith.cmpi eq, %[[N]], %[[ORIGIN:.*]] : index
+// CHECK:           %[[K:.*]] = linalg.index 2 : index
+// CHECK:           %[[K0:.*]] = arith.cmpi eq, %[[K]], %[[ORIGIN]] : index
+// CHECK:           %[[FIRST:.*]] = arith.andi %[[N0]], %[[K0]] : i1
+// CHECK:           arith.select %[[FIRST]], %{{.*}}, %out : f64
 // CHECK-NOT:     linalg.transpose
 // CHECK:         %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<4x3x7x7xf32>) outs(%{{.*}} : tensor<3x4x7x7xf32>) permutation = [1, 0, 2, 3]
 // CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1, 2, 3]] : tensor<3x4x7x7xf32> into tensor<3x196xf32>
-// CHECK:         tensor.extract_slice %[[FLAT]][0, 0] [3, 180] [1, 1]
-// CHECK:         tensor.extract_slice %[[FLAT]][0, 16] [3, 180] [1, 1]
+// CHECK:         linalg.generic {{.*}} ins(%[[FLAT]], {{.*}}, %{{.*}} : tensor<3x196xf32>, {{.*}}, tensor<6xi8>)
 // CHECK:         linalg.generic {{.*}} ins(%[[FLAT]], %{{.*}} : tensor<3x196xf32>, tensor<1x4xi8>)
 func.func @sum_pairs_bn(%x: tensor<4x3x8x8xf32>, %y: tensor<4x3x7x7xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
   %0 = kiln.reduce sum %x, dims = [0, 2, 3] : tensor<4x3x8x8xf32>
@@ -260,7 +298,8 @@ func.func @mean_all_dynamic(%x: tensor<?x10xf32>) -> tensor<f32> {
 // -----
 
 // Row reductions of `?` rows (softmax, layer_norm): the static last dim decides the
-// pairs as in a static kernel; the rows are sized by tensor.dim.
+// pairs and lanes as in a static kernel (100 = 3 blocks + 4 alone); the rows are sized
+// by tensor.dim.
 // CHECK-LABEL: func.func @rows_dynamic(
 // CHECK-SAME:    %[[X:.*]]: tensor<?x100xf32>)
 // CHECK:         %[[N:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x100xf32>
@@ -268,8 +307,7 @@ func.func @mean_all_dynamic(%x: tensor<?x10xf32>) -> tensor<f32> {
 // CHECK:         linalg.fill {{.*}} outs(%[[MAXINIT]] : tensor<?x1xf32>)
 // CHECK:         arith.maximumf
 // CHECK:         tensor.empty(%{{.*}}) : tensor<?xf64>
-// CHECK:         tensor.extract_slice %[[X]][0, 0] [%{{.*}}, 84] [1, 1]
-// CHECK:         tensor.extract_slice %[[X]][0, 16] [%{{.*}}, 84] [1, 1]
+// CHECK:         linalg.generic {{.*}} ins(%[[X]], {{.*}} : tensor<?x100xf32>, {{.*}}, tensor<3xi8>) outs({{.*}} : tensor<?xf64>,
 // CHECK:         tensor.empty() : tensor<1x4xi8>
 // CHECK:         tensor.empty(%{{.*}}) : tensor<?xf32>
 func.func @rows_dynamic(%x: tensor<?x100xf32>) -> (tensor<?x1xf32>, tensor<?xf32>) {
