@@ -259,14 +259,14 @@ struct TracedCore::Impl {
                         [](const Tensor& x, const Tensor& y) { return x.impl() == y.impl(); });
     };
     // The most recent one it merges with.
-    Entry* before = nullptr;
+    std::shared_ptr<Entry> before;
     Generalized merged;
     std::string why;
     for (auto it = entries.rbegin(); it != entries.rend() && !before; ++it) {
       if (!mergeable(**it)) continue;
       merged = generalize(funcOf((*it)->recording), funcOf(entry.recording), entry.key.inputs.size(),
                           options.automatic_dynamic ? std::vector<std::vector<bool>>{} : named);
-      if (merged.module) before = it->get();
+      if (merged.module) before = *it;
       else if (why.empty()) why = merged.why;
     }
     if (!before) {
@@ -274,32 +274,29 @@ struct TracedCore::Impl {
         std::cerr << "kiln: '" << options.name << "' stays static for these shapes: " << why << "\n";
       return false;
     }
-    mlir::OwningOpRef<mlir::ModuleOp> recorded = std::move(entry.recording.module);
-    entry.recording.module = std::move(merged.module);
+    entry.recording.module = std::move(merged.module);  // the recording just made: never run
     entry.symbols = std::move(merged.symbols);
     compile(entry);
     auto dynamic = std::dynamic_pointer_cast<const runtime::DynamicProgram>(entry.program);
-    // Its program serves the two recordings' shapes, and those of any other static
-    // recording it turns out to be (a size 1 recorded before the merge).
-    auto absorb = [&](Entry& other, mlir::OwningOpRef<mlir::ModuleOp> module,
-                      std::shared_ptr<const runtime::Program> program) {
-      entry.verified.insert(inputShapes(other.key));
-      if (!dynamic || !program) return;  // the recording just made was never compiled
-      std::vector<Shape> arguments = argumentShapes(*module->getOps<mlir::func::FuncOp>().begin());
-      dynamic->addSpecialization(std::move(arguments), std::move(module), std::move(program),
-                                 other.recording.callbacks);
+    // Its program serves the recordings' shapes: the one just made (never compiled: the
+    // dynamic program serves its shapes instead) and any other static recording it turns
+    // out to be (a size 1 recorded before the merge), whose compiled programs it keeps.
+    entry.verified.insert(inputShapes(entry.key));
+    std::set<const Entry*> absorbed;
+    auto absorb = [&](const std::shared_ptr<Entry>& other) {
+      absorbed.insert(other.get());
+      entry.verified.insert(inputShapes(other->key));
+      if (!dynamic || !other->compiled) return;
+      // The specialization keeps the whole entry alive rather than taking its module: the
+      // program refers to that module, and another thread's call may still be running it.
+      dynamic->addSpecialization(argumentShapes(funcOf(other->recording)), nullptr,
+                                 other->program, other);
     };
-    // The recording just made has only the interpreter's program every recording starts
-    // with (what runs a warm-up): the dynamic program serves its shapes instead.
-    absorb(entry, std::move(recorded), nullptr);
-    std::set<const Entry*> absorbed{before};
-    absorb(*before, std::move(before->recording.module), before->compiled ? before->program : nullptr);
+    absorb(before);
     for (auto& other : entries)
       if (!absorbed.count(other.get()) && mergeable(*other) &&
-          specializationDifference(funcOf(entry.recording), funcOf(other->recording)).empty()) {
-        absorbed.insert(other.get());
-        absorb(*other, std::move(other->recording.module), other->compiled ? other->program : nullptr);
-      }
+          specializationDifference(funcOf(entry.recording), funcOf(other->recording)).empty())
+        absorb(other);
     if (logEnabled("retrace"))
       std::cerr << "kiln: '" << options.name << "' is dynamic in " << dimsText(entry.symbols)
                 << " from now on: " << absorbed.size() + 1
@@ -334,14 +331,14 @@ struct TracedCore::Impl {
     return Device{};
   }
 
-  Entry* find(const CallKey& key) {
+  std::shared_ptr<Entry> find(const CallKey& key) {
     // A recording of exactly these shapes first (one that a dynamic recording's check
     // found to differ from it), then dynamic ones.
     for (bool dynamic : {false, true})
       for (auto& entry : entries)
         if (entry->symbols.empty() != dynamic && matches(*entry, key) &&
             gradChange(entry->recording).empty())
-          return entry.get();
+          return entry;
     return nullptr;
   }
 
@@ -386,7 +383,7 @@ struct TracedCore::Impl {
     auto func = *module.getOps<mlir::func::FuncOp>().begin();
     auto program = compileFor(runtime::referenceInterpreter(), func, recording.callbacks.get(),
                               "trace", "trace '" + options.name + "'", loc, {}, Device{});
-    entries.push_back(std::make_unique<Entry>(Entry{std::move(key), std::move(recording), std::move(program)}));
+    entries.push_back(std::make_shared<Entry>(Entry{std::move(key), std::move(recording), std::move(program)}));
     return entries.back().get();
   }
 
@@ -572,7 +569,7 @@ struct TracedCore::Impl {
   // Drops the warm-up recording just made (the last entry). A second warm-up in a row for
   // the same key means the function creates lasting tensors on every call.
   void warmUp(CallKey key) {
-    std::unique_ptr<Entry> dropped = std::move(entries.back());
+    std::shared_ptr<Entry> dropped = std::move(entries.back());
     entries.pop_back();
     const Recording& rec = dropped->recording;
     if (warmUpKey && sameKey(*warmUpKey, key)) {
@@ -594,7 +591,9 @@ struct TracedCore::Impl {
   bool check;  // TraceOptions::check or KILN_CHECK: compiled calls run beside the interpreter
   std::optional<CallKey> warmUpKey;  // the key of the last call, if it was a warm-up
   std::unique_ptr<mlir::MLIRContext> mlirContext;
-  std::vector<std::unique_ptr<Entry>> entries;
+  // Shared: a call runs its entry after releasing the mutex, while another thread's call
+  // may merge that entry into a dynamic one and drop it from here.
+  std::vector<std::shared_ptr<Entry>> entries;
   std::vector<Namer> namers;
   std::vector<std::pair<std::string, std::function<std::string()>>> modeProbes;
   std::vector<std::string> history;  // why each retrace happened
@@ -624,7 +623,7 @@ std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key
   }
   key.gradMode = isGradEnabled();
   Impl& impl = *impl_;
-  Impl::Entry* entry;
+  std::shared_ptr<Impl::Entry> entry;
   {
     std::lock_guard lock(impl.mutex);
     for (const auto& [name, probe] : impl.modeProbes) key.modes += name + "=" + probe() + ";";

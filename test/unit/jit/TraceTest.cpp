@@ -551,6 +551,33 @@ TEST(TraceTest, OneTracedFunctionFromManyThreads) {
   EXPECT_EQ(traced.num_traces(), 1u);
 }
 
+// Threads calling at different batch sizes at once: each new size records and merges into
+// the dynamic entry while other threads still run the entries it replaces. A call keeps
+// the entry it runs alive (it used to be freed under it: a crash in about one run in ten).
+TEST(TraceTest, ThreadsKeepRunningEntriesThatAnotherThreadMerges) {
+  Affine f;
+  for (int round = 0; round < 40; ++round) {
+    jit::TraceOptions options;
+    options.symbolic = true;
+    options.compile.backend = "INTERP";  // the race is in the frontend: keep rounds cheap
+    auto traced = jit::trace([&](Tensor x) { return f(x); }, options);
+    std::vector<Tensor> xs, expected;
+    for (int t = 0; t < 4; ++t) {
+      xs.push_back(input({2 + t, 4}, 100 + round * 4 + t));
+      expected.push_back(f(xs.back()));
+    }
+    std::vector<int> ok(4, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 10; ++i) ok[t] += sameBits(traced(xs[t]), expected[t]);
+      });
+    for (auto& thread : threads) thread.join();
+    ASSERT_EQ(ok, std::vector<int>(4, 10)) << "round " << round;
+    EXPECT_EQ(traced.num_traces(), 1u) << "round " << round;
+  }
+}
+
 }  // namespace
 }  // namespace kiln
 
