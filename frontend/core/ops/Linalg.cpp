@@ -69,19 +69,27 @@ dnnl::memory::dims matrixStrides(const Tensor& x, bool transposed) {
   return dnnl::memory::dims(s.begin(), s.end());
 }
 
-// How dnnl_sgemm reads a 2-d `x` as op(x): 'N' or 'T' and the leading dimension, when x is
-// stored row by row (unit column stride); nothing otherwise.
+// How dnnl_sgemm (row-major) reads a 2-d `x` as op(x): 'N' or 'T' and the leading
+// dimension, for x stored row by row (unit column stride) or column by column (then read as
+// the transpose of a row-major matrix, so the flag flips); nothing otherwise. Both layouts
+// must go here: the compiler turns a transpose into a flag (mm(x, w.t()) becomes
+// matmul(x, w, transpose_b)), and both spellings must reach the same call for the same bits.
 std::optional<std::pair<char, int64_t>> sgemmOperand(const Tensor& x, bool transposed) {
   const Shape& n = x.sizes();
   const Strides& s = x.strides();
-  if (n.size() != 2 || (s[1] != 1 && n[1] > 1)) return std::nullopt;
-  const int64_t columns = std::max<int64_t>(n[1], 1);
-  const int64_t ld = n[0] > 1 ? s[0] : columns;
-  if (ld < columns) return std::nullopt;
-  return std::pair{transposed ? 'T' : 'N', ld};
+  if (n.size() != 2) return std::nullopt;
+  auto rowMajor = [](int64_t rows, int64_t columns, int64_t rowStride, int64_t columnStride,
+                     bool flag) -> std::optional<std::pair<char, int64_t>> {
+    if (columnStride != 1 && columns > 1) return std::nullopt;
+    const int64_t ld = rows > 1 ? rowStride : std::max<int64_t>(columns, 1);
+    if (ld < std::max<int64_t>(columns, 1)) return std::nullopt;
+    return std::pair{flag ? 'T' : 'N', ld};
+  };
+  if (auto op = rowMajor(n[0], n[1], s[0], s[1], transposed)) return op;
+  return rowMajor(n[1], n[0], s[1], s[0], !transposed);
 }
 
-// out = op(a) op(b) for 2-d operands stored row by row, through dnnl_sgemm: oneDNN's matmul
+// out = op(a) op(b) for 2-d operands stored by rows or columns, through dnnl_sgemm: oneDNN's matmul
 // primitive picks its brgemm kernel on AVX-512, 6-11% slower than the sgemm driver at 2048
 // on a Zen 5 (bench/traced, 2026-11-27). Returns false where it does not apply.
 bool sgemmMatmul(const Tensor& a, const Tensor& b, bool ta, bool tb, Tensor& out) {
