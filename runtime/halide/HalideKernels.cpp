@@ -107,8 +107,7 @@ Expr vexp(const Expr& x) {
   Expr r = c - n * 0.693359375f;
   r = r + n * 2.12194440e-4f;
   Expr r2 = r * r;
-  Expr p = kernels::kExpPolynomial[0];
-  for (size_t k = 1; k < std::size(kernels::kExpPolynomial); ++k) p = p * r + kernels::kExpPolynomial[k];
+  Expr p = kernels::horner<Expr>(kernels::kExpPolynomial, [&](const Expr& q, float c) { return q * r + c; });
   Expr er = (p * r2 + r) + 1.0f;
   Expr e = Halide::cast<int32_t>(n);
   Expr e1 = e >> 1;
@@ -128,8 +127,7 @@ Expr vlog(const Expr& x) {
   Expr ef = e - small;
   m = m + small * m - 1.0f;
   Expr z = m * m;
-  Expr p = kernels::kLogPolynomial[0];
-  for (size_t k = 1; k < std::size(kernels::kLogPolynomial); ++k) p = p * m + kernels::kLogPolynomial[k];
+  Expr p = kernels::horner<Expr>(kernels::kLogPolynomial, [&](const Expr& q, float c) { return q * m + c; });
   Expr y = p * m * z;
   y = y + ef * -2.12194440e-4f;
   y = y - 0.5f * z;

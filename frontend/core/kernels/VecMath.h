@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <type_traits>
 #include <utility>
 
@@ -22,18 +21,19 @@ inline constexpr float kLogPolynomial[] = {7.0376836292e-2f,  -1.1514610310e-1f,
                                            -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
                                            2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
 
-// p = c[0], then p = step(p, c[k]) for k = 1..N-1, written out at compile time. A plain
+// p = c[0], then p = step(p, c[k]) for k = 1..N-1, written out at compile time; V is float
+// here and Halide's Expr in the HALIDE backend, which evaluates the same tables. A plain
 // loop over the table kept GCC from vectorizing the element loops that inline vexp/vlog
 // (the eager exp ran scalar, 10x slower, from 2026-11-26 to 2026-11-27).
-template <size_t N, typename Step, size_t... K>
-inline float hornerUnrolled(const float (&c)[N], Step step, std::index_sequence<K...>) {
-  float p = c[0];
+template <typename V, size_t N, typename Step, size_t... K>
+inline V hornerUnrolled(const float (&c)[N], Step step, std::index_sequence<K...>) {
+  V p = V(c[0]);
   ((p = step(p, c[K + 1])), ...);
   return p;
 }
-template <size_t N, typename Step>
-inline float horner(const float (&c)[N], Step step) {
-  return hornerUnrolled(c, step, std::make_index_sequence<N - 1>{});
+template <typename V, size_t N, typename Step>
+inline V horner(const float (&c)[N], Step step) {
+  return hornerUnrolled<V>(c, step, std::make_index_sequence<N - 1>{});
 }
 
 // exp(x) for float, |relative error| <= 1 ulp (Cephes expf coefficients): x = n·ln2 + r
@@ -56,7 +56,7 @@ inline float vexp(float x) {
   float r = std::fma(n, -0.693359375f, clamped);
   r = std::fma(n, 2.12194440e-4f, r);
   float r2 = r * r;
-  float p = horner(kExpPolynomial, [r](float q, float c) { return std::fma(q, r, c); });
+  float p = horner<float>(kExpPolynomial, [r](float q, float c) { return std::fma(q, r, c); });
   float er = std::fma(p, r2, r) + 1.0f;
   // n is in [-159, 128]: each half of the scale stays a normal float.
   int32_t e = int32_t(n);
@@ -80,7 +80,7 @@ inline float vlog(float x) {
   float ef = e - small;
   m = m + small * m - 1.0f;
   float z = m * m;
-  float p = horner(kLogPolynomial, [m](float q, float c) { return q * m + c; });
+  float p = horner<float>(kLogPolynomial, [m](float q, float c) { return q * m + c; });
   float y = p * m * z;
   y = y + ef * -2.12194440e-4f;
   y = y - 0.5f * z;
