@@ -120,6 +120,16 @@ void BM_Conv2d(benchmark::State& state) {
       benchmark::Counter(flops * double(state.iterations()), benchmark::Counter::kIsRate);
 }
 
+// A batch-major activation made channel-major, as a convolution's weight gradient reads it
+// (x.transpose(0, 1) copied): [64, C, side, side], contiguous runs of side*side floats.
+void BM_TransposeCopy(benchmark::State& state) {
+  const int64_t c = state.range(0), side = state.range(1);
+  kiln::Tensor x = input({64, c, side, side});
+  for (auto _ : state) keep(x.transpose(0, 1).contiguous());
+  state.counters["GB/s"] = benchmark::Counter(double(2 * 4 * x.numel()) * double(state.iterations()),
+                                              benchmark::Counter::kIsRate);
+}
+
 // ---- dispatch overhead ----------------------------------------------------------------------
 
 // Two [4] tensors: nothing but the dispatcher, shape rule, allocation and a 4-wide loop.
@@ -166,6 +176,13 @@ KILN_BENCH(BM_Conv2d)
     ->Args({64, 96, 16, 16, 96, 96, 3})  // depthwise 3x3
     ->Args({64, 96, 16, 16, 32, 1, 1})   // pointwise 1x1 (projection)
     ->Unit(benchmark::kMillisecond);
+KILN_BENCH(BM_TransposeCopy)
+    ->ArgNames({"C", "side"})
+    ->Args({576, 2})
+    ->Args({192, 4})
+    ->Args({144, 8})
+    ->Args({96, 16})
+    ->Unit(benchmark::kMicrosecond);
 KILN_BENCH(BM_ParallelForBusy)->Arg(0)->Arg(10)->Arg(50)->Arg(200)->Unit(benchmark::kMicrosecond);
 KILN_BENCH(BM_TinyAdd)->Unit(benchmark::kMicrosecond);
 KILN_BENCH(BM_TinyAddScalar)->Unit(benchmark::kMicrosecond);

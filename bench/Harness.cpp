@@ -316,18 +316,18 @@ std::function<void()> sgemmBound(int64_t n) {
   };
 }
 
-std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups) {
+std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups, int64_t stride) {
   using namespace dnnl;
   using tag = memory::format_tag;
   const auto f32 = memory::data_type::f32;
   const int64_t pad = ws[2] / 2;
   memory::dims wdims = groups == 1 ? memory::dims(ws.begin(), ws.end())
                                    : memory::dims{groups, ws[0] / groups, ws[1], ws[2], ws[3]};
-  memory::dims ydims{xs[0], ws[0], xs[2], xs[3]};
+  memory::dims ydims{xs[0], ws[0], (xs[2] + 2 * pad - ws[2]) / stride + 1, (xs[3] + 2 * pad - ws[3]) / stride + 1};
   convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct,
                                  memory::desc(memory::dims(xs.begin(), xs.end()), f32, tag::any),
                                  memory::desc(wdims, f32, tag::any), memory::desc(ydims, f32, tag::any),
-                                 {1, 1}, {0, 0}, {pad, pad}, {pad, pad});
+                                 {stride, stride}, {0, 0}, {pad, pad}, {pad, pad});
   auto pd = std::make_shared<convolution_forward::primitive_desc>(desc, engine());
   auto x = std::make_shared<memory>(pd->src_desc(), engine());
   auto w = std::make_shared<memory>(pd->weights_desc(), engine());

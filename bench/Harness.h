@@ -130,7 +130,7 @@ std::function<void()> sgemmBound(int64_t n);
 
 // The convolution alone with oneDNN's preferred layouts (format_tag::any), padding k/2,
 // input and weights reordered once outside the timing.
-std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups);
+std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups, int64_t stride = 1);
 
 // ---- targets (docs/BENCHMARKS.md, "Where Kiln must stand") -----------------------------------
 

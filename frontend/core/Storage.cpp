@@ -24,7 +24,9 @@ alignas(Storage::kAlignment) std::byte gEmpty[Storage::kAlignment];
 
 void alignedFree(void* p) { ::operator delete(p, std::align_val_t{Storage::kAlignment}); }
 
-constexpr size_t kLargeBlock = size_t(1) << 20;
+// glibc's initial mmap threshold: from this size on, glibc maps a block fresh from the
+// system, or trims it off the top of its heap when it is freed, so reusing it faults again.
+constexpr size_t kLargeBlock = size_t(128) << 10;
 constexpr size_t kHugePage = size_t(2) << 20;
 
 size_t roundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }

@@ -106,20 +106,46 @@ void forEachRun(const StridedOperands<N>& ops, Run&& run) {
       index[d] = rest % ops.shape[d];
       rest /= ops.shape[d];
     }
+    // Each input's byte offset at `index`, kept up to date as the odometer turns: a
+    // transposed copy's runs can be a few elements long, and recomputing the offsets from
+    // the whole index for each run cost more than the run.
+    std::array<int64_t, N> offset{};
+    for (size_t i = 0; i < N; ++i)
+      for (int64_t d = 0; d < rank; ++d) offset[i] += index[d] * ops.strides[i][d] * int64_t(ops.elementSize[i]);
+    // Byte steps along the second-innermost dim, whose whole runs are walked in one loop.
+    const int64_t outer = rank >= 2 ? ops.shape[rank - 2] : 1;
+    std::array<int64_t, N> outerStep{};
+    for (size_t i = 0; rank >= 2 && i < N; ++i) outerStep[i] = ops.strides[i][rank - 2] * int64_t(ops.elementSize[i]);
     for (int64_t at = begin; at < end;) {
       std::array<const char*, N> ptrs;
-      for (size_t i = 0; i < N; ++i) {
-        int64_t offset = 0;
-        for (int64_t d = 0; d < rank; ++d) offset += index[d] * ops.strides[i][d];
-        ptrs[i] = ops.base[i] + offset * int64_t(ops.elementSize[i]);
+      for (size_t i = 0; i < N; ++i) ptrs[i] = ops.base[i] + offset[i];
+      const int64_t rows = rank >= 2 && index[rank - 1] == 0 ? std::min((end - at) / inner, outer - index[rank - 2]) : 0;
+      if (rows > 1) {
+        for (int64_t r = 0; r < rows; ++r) {
+          run(at + r * inner, ptrs, inner, innerStrides);
+          for (size_t i = 0; i < N; ++i) ptrs[i] += outerStep[i];
+        }
+        at += rows * inner;
+        index[rank - 2] += rows;
+        for (size_t i = 0; i < N; ++i) offset[i] += rows * outerStep[i];
+        for (int64_t d = rank - 2; d > 0 && index[d] == ops.shape[d]; --d) {
+          index[d] = 0;
+          ++index[d - 1];
+          for (size_t i = 0; i < N; ++i)
+            offset[i] += (ops.strides[i][d - 1] - ops.shape[d] * ops.strides[i][d]) * int64_t(ops.elementSize[i]);
+        }
+        continue;
       }
-      int64_t count = std::min(end - at, inner - index[rank - 1]);
+      const int64_t count = std::min(end - at, inner - index[rank - 1]);
       run(at, ptrs, count, innerStrides);
       at += count;
       index[rank - 1] += count;
+      for (size_t i = 0; i < N; ++i) offset[i] += count * innerStrides[i] * int64_t(ops.elementSize[i]);
       for (int64_t d = rank - 1; d > 0 && index[d] == ops.shape[d]; --d) {
         index[d] = 0;
         ++index[d - 1];
+        for (size_t i = 0; i < N; ++i)
+          offset[i] += (ops.strides[i][d - 1] - ops.shape[d] * ops.strides[i][d]) * int64_t(ops.elementSize[i]);
       }
     }
   });

@@ -33,7 +33,7 @@ class Storage {
   static std::shared_ptr<Storage> fromBlob(void* data, size_t nbytes, Deleter deleter = {},
                                            Device device = kCPU);
 
-  // Large CPU blocks (1 MiB and up) are not returned to the system when freed but kept,
+  // Large CPU blocks (128 KiB and up) are not returned to the system when freed but kept,
   // by size, for the next allocation of the same size: eager code allocates the same
   // sizes every step, and fresh memory costs a page fault per 4 KiB. The cache holds at
   // most KILN_CPU_CACHE_MB megabytes (default 1024; 0 turns it off; off under ASan).

@@ -8,6 +8,7 @@
 
 #include "kiln/core/Ops.h"
 #include "kiln/core/Tensor.h"
+#include "kiln/core/ThreadPool.h"
 #include "test/unit/frontend/Golden.h"
 #include "test/unit/frontend/core/ExpectError.h"
 #include "test/unit/frontend/core/TestTensors.h"
@@ -206,6 +207,31 @@ TEST(ViewsTest, PermuteReordersDims) {
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t j = 0; j < 3; ++j)
       for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(pv[k * 6 + i * 3 + j], xv[i * 12 + j * 4 + k]);
+}
+
+// contiguous() of permuted and sliced views, large enough to be split across threads
+// mid-row, with runs of 1 to 5 elements: the element at each multi-index is the base's
+// element at the view's strides.
+TEST(ViewsTest, ContiguousCopiesOfViewsWithShortRuns) {
+  set_num_threads(2);
+  struct Case {
+    Shape base, perm;
+  };
+  for (const Case& c : {Case{{64, 600, 2, 2}, {1, 0, 2, 3}}, Case{{70001, 3}, {1, 0}},
+                        Case{{5, 7, 11, 13, 3}, {4, 2, 0, 3, 1}}, Case{{96, 64, 5}, {1, 0, 2}}}) {
+    Tensor x = ramp(c.base);
+    Tensor v = x.permute(c.perm).narrow(0, 1, x.permute(c.perm).sizes()[0] - 1);
+    std::vector<double> got = valuesAsDouble(v.contiguous()), base = valuesAsDouble(x);
+    ASSERT_EQ(int64_t(got.size()), v.numel());
+    const Shape& shape = v.sizes();
+    std::vector<int64_t> index(shape.size(), 0);
+    for (int64_t flat = 0; flat < v.numel(); ++flat) {
+      int64_t offset = v.storage_offset();
+      for (size_t d = 0; d < shape.size(); ++d) offset += index[d] * v.strides()[d];
+      ASSERT_EQ(got[flat], base[offset]) << "base of " << c.base.size() << " dims, element " << flat;
+      for (int64_t d = int64_t(shape.size()) - 1; d >= 0 && ++index[d] == shape[d]; --d) index[d] = 0;
+    }
+  }
 }
 
 TEST(ViewsTest, PermuteErrors) {
