@@ -5,11 +5,15 @@
 // phase (b * dilationW) % strideW. Sixteen outputs accumulate in one vector over the
 // whole window, and a few output rows at a time, so their adds overlap.
 //
-// 3x3 windows at stride 1 (most depthwise layers) have their own loop: each aligned vector
-// of the plane is loaded once for the three output rows it feeds, and the shifted taps are
-// shuffled out of it and the next one. Unaligned loads split across cache lines; with them
-// loads, not arithmetic, bounded the general loop. Both loops add the same products in the
-// same order, so they give the same bits.
+// At stride 1 the rows start `lead` columns early, so that input column 0 lands on an
+// aligned column and rows are copied in with aligned stores: a store split across cache
+// lines stalls the aligned loads that read it back soon after (it cannot be forwarded).
+//
+// 3x3 windows at stride 1 (most depthwise layers) have their own loop: each column of 16
+// outputs walks down the plane, loading each padded row once (aligned vectors, the shifted
+// taps shuffled out of them) and adding it to the three output rows it feeds. Unaligned
+// loads split across cache lines; with them, loads, not arithmetic, bounded the general
+// loop. Both loops add the same products in the same order, so they give the same bits.
 #include "frontend/core/kernels/Depthwise.h"
 
 #include <algorithm>
@@ -42,30 +46,38 @@ KILN_INLINE_IN_CLONES Floats shifted(Floats lo, Floats hi) {
 }
 
 struct PaddedPlane {
-  int64_t rows, phases, phaseWidth;  // rows x phases x phaseWidth floats
+  int64_t rows, phases;  // rows x phases x phaseWidth floats
+  int64_t lead;          // columns before padded column 0: at stride 1, (16 - padLeft) mod 16
+  int64_t phaseWidth;
 
   explicit PaddedPlane(const DepthwiseGeometry& g)
       : rows((g.outH - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1),
         phases(g.strideW),
-        // Columns the last output reads, per phase, and a vector of slack after them so the
-        // loads of a partial last vector stay inside the plane; whole vectors, so that
+        lead(g.strideW == 1 ? (kLanes - g.padLeft % kLanes) % kLanes : 0),
+        // The lead, the columns the last output reads, per phase, and two vectors of slack
+        // after them, so that the loads of a partial last vector, and the 3x3 loop's three
+        // vectors from its last column, stay inside the plane; whole vectors, so that
         // column 0 of every row is as aligned as the plane.
-        phaseWidth((((g.outW - 1) * g.strideW + (g.kw - 1) * g.dilationW + g.strideW) / g.strideW +
-                    2 * kLanes - 1) / kLanes * kLanes) {}
+        phaseWidth((lead + ((g.outW - 1) * g.strideW + (g.kw - 1) * g.dilationW + g.strideW) / g.strideW +
+                    3 * kLanes - 1) / kLanes * kLanes) {}
 
   int64_t size() const { return rows * phases * phaseWidth; }
-  // Padded row r, phase q.
-  int64_t at(int64_t r, int64_t q) const { return (r * phases + q) * phaseWidth; }
+  // Padded row r, phase q, column 0.
+  int64_t at(int64_t r, int64_t q) const { return (r * phases + q) * phaseWidth + lead; }
+  // From one padded row to the next.
+  int64_t rowStep() const { return phases * phaseWidth; }
 };
 
 // dst[0..n) = src[0..n) in whole vectors where possible: rows are short, and a memcpy call
-// (rep movs for a loop GCC recognises as one) costs more than the copy.
+// costs more than the copy. The empty asm keeps GCC from making the loop one anyway (-O3's
+// loop distribution did, a call and a vzeroupper per row).
 KILN_INLINE_IN_CLONES void copyShort(const float* src, int64_t n, float* dst) {
   int64_t c = 0;
   for (; c + kLanes <= n; c += kLanes) {
     Floats v;
     std::memcpy(&v, src + c, sizeof v);
     std::memcpy(dst + c, &v, sizeof v);
+    asm volatile("" ::: "memory");
   }
   for (; c < n; ++c) dst[c] = src[c];
 }
@@ -76,14 +88,17 @@ KILN_INLINE_IN_CLONES void fillPlane(const float* x, const DepthwiseGeometry& g,
                                      float* plane) {
   const int64_t firstRow = std::max<int64_t>(0, g.padTop);
   const int64_t lastRow = std::min(p.rows, g.padTop + g.height);  // exclusive
+  if (p.phases == 1) {
+    // Stride 1: one copy a row, to an aligned column (the lead's purpose). In locals, which
+    // copyShort's asm leaves in registers: it makes GCC reload whatever is in memory.
+    const int64_t width = g.width, rowStep = p.rowStep(), n = std::min(width, rowStep - p.lead - g.padLeft);
+    const float* src = x + (firstRow - g.padTop) * width;
+    float* dst = plane + p.at(firstRow, 0) + g.padLeft;
+    for (int64_t r = firstRow; r < lastRow; ++r, src += width, dst += rowStep) copyShort(src, n, dst);
+    return;
+  }
   for (int64_t r = firstRow; r < lastRow; ++r) {
     const float* src = x + (r - g.padTop) * g.width;
-    if (p.phases == 1) {
-      float* dst = plane + p.at(r, 0) + g.padLeft;
-      const int64_t n = std::min(g.width, p.phaseWidth - g.padLeft);
-      copyShort(src, n, dst);
-      continue;
-    }
     for (int64_t q = 0; q < p.phases; ++q) {  // padded column k * phases + q
       float* dst = plane + p.at(r, q);
       const int64_t first = std::max<int64_t>(0, g.padLeft - q + p.phases - 1) / p.phases;
@@ -124,20 +139,32 @@ KILN_INLINE_IN_CLONES void convolveRows(const float* row, int64_t rowStep, const
   for (int r = 0; r < kRows; ++r) storeRow(acc[r], j, outW, y + r * outW);
 }
 
-// A 3x3 window at stride 1 and dilation 1. Named vectors, not arrays of them: GCC keeps
-// arrays of vectors in memory, copied piecewise.
+// A 3x3 window at stride 1 and dilation 1, on a plane whose lead kLead is 15 or 14 (padLeft
+// 1 or 2) or 0 (none): output columns j..j+15 read padded columns j + b, b < 3, which are
+// lanes kLead + b.. of the three aligned vectors from row column j on. Named vectors, not
+// arrays of them: GCC keeps arrays of vectors in memory, copied piecewise.
 struct Taps3 {
   Floats left, middle, right;  // padded columns j.., j+1.., j+2..
 };
 
-KILN_INLINE_IN_CLONES Taps3 loadTaps3(const float* p) {
-  Floats lo, hi;
-  std::memcpy(&lo, p, sizeof lo);
-  std::memcpy(&hi, p + kLanes, sizeof hi);
-  return {lo, shifted<1>(lo, hi), shifted<2>(lo, hi)};
+// Lanes k..k+15 of the 48 floats v0, v1, v2.
+template <int k>
+KILN_INLINE_IN_CLONES Floats window(Floats v0, Floats v1, Floats v2) {
+  if constexpr (k < kLanes) return shifted<k>(v0, v1);
+  else if constexpr (k == kLanes) return v1;
+  else return shifted<k - kLanes>(v1, v2);
 }
 
-// acc + the window row a whose weights w[0..3) are broadcast, in tap order.
+template <int kLead>
+KILN_INLINE_IN_CLONES Taps3 loadTaps3(const float* row) {
+  Floats v0, v1, v2;  // GCC drops the loads no tap reads
+  std::memcpy(&v0, row, sizeof v0);
+  std::memcpy(&v1, row + kLanes, sizeof v1);
+  std::memcpy(&v2, row + 2 * kLanes, sizeof v2);
+  return {window<kLead>(v0, v1, v2), window<kLead + 1>(v0, v1, v2), window<kLead + 2>(v0, v1, v2)};
+}
+
+// acc + the window row whose weights w[0..3) are broadcast, in tap order.
 KILN_INLINE_IN_CLONES Floats addTaps3(Floats acc, const Taps3& t, const Floats* w) {
   acc += w[0] * t.left;
   acc += w[1] * t.middle;
@@ -145,58 +172,65 @@ KILN_INLINE_IN_CLONES Floats addTaps3(Floats acc, const Taps3& t, const Floats* 
   return acc;
 }
 
-// Output rows i..i+3 (`row` is padded row i), columns j..j+15: each padded row is loaded
-// once for the up to three outputs it feeds; each output still adds its window rows
-// a = 0, 1, 2 in turn, as convolveRows does. wv[t] is w[t] in every lane.
-KILN_INLINE_IN_CLONES void convolve4Rows3x3(const float* row, int64_t rowStep, const Floats* wv, int64_t j,
+// Output columns j..j+15 of every output row (`row`: the plane's first row at column j),
+// down the plane: each padded row is loaded once and added to the three outputs it feeds,
+// each output adding its window rows 0, 1, 2 in turn: `next` holds the output below the
+// one being finished after its window row 0, `last` the one being finished after rows 0
+// and 1. wv[t] is w[t] in every lane.
+template <int kLead>
+KILN_INLINE_IN_CLONES void convolveColumn3x3(const float* row, int64_t rowStep, int64_t rows, const Floats* wv,
+                                             int64_t outW, float* y) {
+  const Floats *w0 = wv, *w1 = wv + 3, *w2 = wv + 6;
+  Taps3 t = loadTaps3<kLead>(row);
+  Floats last = addTaps3(Floats{}, t, w0);
+  t = loadTaps3<kLead>(row + rowStep);
+  Floats next = addTaps3(Floats{}, t, w0);
+  last = addTaps3(last, t, w1);
+  for (int64_t r = 2; r + 1 < rows; ++r, y += outW) {
+    t = loadTaps3<kLead>(row + r * rowStep);
+    const Floats done = addTaps3(last, t, w2);
+    std::memcpy(y, &done, sizeof done);
+    last = addTaps3(next, t, w1);
+    next = addTaps3(Floats{}, t, w0);
+  }
+  const Floats done = addTaps3(last, loadTaps3<kLead>(row + (rows - 1) * rowStep), w2);
+  std::memcpy(y, &done, sizeof done);
+}
+
+template <int kLead>
+KILN_INLINE_IN_CLONES void convolveColumns3x3(const float* plane, const PaddedPlane& p, const Floats* wv,
                                             int64_t outW, float* y) {
-  const Floats* w0 = wv;
-  const Floats *w1 = wv + 3, *w2 = wv + 6;
-  Floats a0 = {}, a1 = {}, a2 = {}, a3 = {};
-  Taps3 t = loadTaps3(row + j);
-  a0 = addTaps3(a0, t, w0);
-  t = loadTaps3(row + rowStep + j);
-  a0 = addTaps3(a0, t, w1), a1 = addTaps3(a1, t, w0);
-  t = loadTaps3(row + 2 * rowStep + j);
-  a0 = addTaps3(a0, t, w2), a1 = addTaps3(a1, t, w1), a2 = addTaps3(a2, t, w0);
-  t = loadTaps3(row + 3 * rowStep + j);
-  a1 = addTaps3(a1, t, w2), a2 = addTaps3(a2, t, w1), a3 = addTaps3(a3, t, w0);
-  t = loadTaps3(row + 4 * rowStep + j);
-  a2 = addTaps3(a2, t, w2), a3 = addTaps3(a3, t, w1);
-  t = loadTaps3(row + 5 * rowStep + j);
-  a3 = addTaps3(a3, t, w2);
-  storeRow(a0, j, outW, y);
-  storeRow(a1, j, outW, y + outW);
-  storeRow(a2, j, outW, y + 2 * outW);
-  storeRow(a3, j, outW, y + 3 * outW);
+  // The last column ends at the row's end, overlapping the one before where outW is not
+  // whole vectors: those outputs are computed twice, the same way.
+  for (int64_t j = 0; j < outW; j += kLanes) {
+    const int64_t column = std::min(j, outW - kLanes);
+    convolveColumn3x3<kLead>(plane + column, p.rowStep(), p.rows, wv, outW, y + column);
+  }
 }
 
-KILN_INLINE_IN_CLONES void convolveRow3x3(const float* row, int64_t rowStep, const Floats* wv, int64_t j,
-                                          int64_t outW, float* y) {
-  Floats a = addTaps3(Floats{}, loadTaps3(row + j), wv);
-  a = addTaps3(a, loadTaps3(row + rowStep + j), wv + 3);
-  a = addTaps3(a, loadTaps3(row + 2 * rowStep + j), wv + 6);
-  storeRow(a, j, outW, y);
+// Whether g has a 3x3 loop: 3x3 at stride 1, a whole vector of outputs a row (outW >= 16),
+// padLeft 0 to 2 (the plane's leads it is compiled for).
+bool takes3x3(const DepthwiseGeometry& g) {
+  return g.kh == 3 && g.kw == 3 && g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 &&
+         g.outW >= kLanes && g.padLeft <= 2;
 }
 
+// The 3x3 loop for w[0..9), compiled for the plane's lead.
 KILN_INLINE_IN_CLONES void convolvePlane3x3(const float* plane, const PaddedPlane& p, const float* w,
-                                            const DepthwiseGeometry& g, float* y) {
+                                            int64_t outW, float* y) {
   Floats wv[9];
   for (int t = 0; t < 9; ++t) wv[t] = Floats{} + w[t];
-  const int64_t rowStep = p.at(1, 0);
-  int64_t i = 0;
-  for (; i + 4 <= g.outH; i += 4)
-    for (int64_t j = 0; j < g.outW; j += kLanes)
-      convolve4Rows3x3(plane + i * rowStep, rowStep, wv, j, g.outW, y + i * g.outW);
-  for (; i < g.outH; ++i)
-    for (int64_t j = 0; j < g.outW; j += kLanes)
-      convolveRow3x3(plane + i * rowStep, rowStep, wv, j, g.outW, y + i * g.outW);
+  switch (p.lead) {
+    case 0: convolveColumns3x3<0>(plane, p, wv, outW, y); break;
+    case kLanes - 1: convolveColumns3x3<kLanes - 1>(plane, p, wv, outW, y); break;
+    default: convolveColumns3x3<kLanes - 2>(plane, p, wv, outW, y); break;
+  }
 }
 
 KILN_INLINE_IN_CLONES void convolvePlane(const float* plane, const PaddedPlane& p, const int64_t* taps,
                                          const float* w, const DepthwiseGeometry& g, float* y) {
   constexpr int kRows = 4;
-  const int64_t numTaps = g.kh * g.kw, rowStep = p.at(g.strideH, 0);
+  const int64_t numTaps = g.kh * g.kw, rowStep = g.strideH * p.rowStep();
   int64_t i = 0;
   for (; i + kRows <= g.outH; i += kRows)
     for (int64_t j = 0; j < g.outW; j += kLanes)
@@ -206,15 +240,15 @@ KILN_INLINE_IN_CLONES void convolvePlane(const float* plane, const PaddedPlane& 
       convolveRows<1>(plane + i * rowStep, rowStep, taps, numTaps, w, j, g.outW, y + i * g.outW);
 }
 
-// Input planes [begin, end) of the batch x channels planes, all their output channels.
-KILN_VECTOR_CLONES void planesChunk(const float* x, const float* w, float* y, const DepthwiseGeometry& g,
-                                    int64_t begin, int64_t end) {
+// Input planes [begin, end) of the batch x channels planes, all their output channels,
+// through the 3x3 loop or the general one.
+template <bool k3x3>
+KILN_INLINE_IN_CLONES void convolvePlanes(const float* x, const float* w, float* y, const DepthwiseGeometry& g,
+                                          int64_t begin, int64_t end) {
   const PaddedPlane p(g);
   // Zeroed once: every plane writes the same interior positions.
   std::unique_ptr<Floats[]> buffer(new Floats[size_t(p.size() / kLanes)]());
   float* plane = reinterpret_cast<float*>(buffer.get());
-  const bool is3x3 = g.kh == 3 && g.kw == 3 && g.strideH == 1 && g.strideW == 1 &&
-                     g.dilationH == 1 && g.dilationW == 1;
   const int64_t inPlane = g.height * g.width, outPlane = g.outH * g.outW, numTaps = g.kh * g.kw;
   std::vector<int64_t> taps(static_cast<size_t>(numTaps));
   for (int64_t a = 0; a < g.kh; ++a)
@@ -227,10 +261,21 @@ KILN_VECTOR_CLONES void planesChunk(const float* x, const float* w, float* y, co
     const int64_t c = nc % g.channels;
     for (int64_t m = 0; m < g.multiplier; ++m) {
       const int64_t o = c * g.multiplier + m, nOut = (nc - c) * g.multiplier + o;
-      if (is3x3) convolvePlane3x3(plane, p, w + o * numTaps, g, y + nOut * outPlane);
+      if constexpr (k3x3) convolvePlane3x3(plane, p, w + o * numTaps, g.outW, y + nOut * outPlane);
       else convolvePlane(plane, p, taps.data(), w + o * numTaps, g, y + nOut * outPlane);
     }
   }
+}
+
+// One vector clone each: the 3x3 loop's registers and code stay apart from the general one's.
+KILN_VECTOR_CLONES void planesChunk(const float* x, const float* w, float* y, const DepthwiseGeometry& g,
+                                    int64_t begin, int64_t end) {
+  convolvePlanes<false>(x, w, y, g, begin, end);
+}
+
+KILN_VECTOR_CLONES void planesChunk3x3(const float* x, const float* w, float* y, const DepthwiseGeometry& g,
+                                       int64_t begin, int64_t end) {
+  convolvePlanes<true>(x, w, y, g, begin, end);
 }
 
 // The padded grid a group's planes are copied onto: the rows and columns the windows span,
@@ -356,7 +401,10 @@ void depthwiseConv2d(const float* x, const float* w, float* y, const DepthwiseGe
   // About 64K multiply-adds per chunk at least.
   const int64_t perPlane = std::max<int64_t>(1, g.multiplier * g.outH * g.outW * g.kh * g.kw);
   parallelFor(0, g.batch * g.channels, std::max<int64_t>(1, 65536 / perPlane),
-              [&](int64_t begin, int64_t end) { planesChunk(x, w, y, g, begin, end); });
+              [&](int64_t begin, int64_t end) {
+                if (takes3x3(g)) planesChunk3x3(x, w, y, g, begin, end);
+                else planesChunk(x, w, y, g, begin, end);
+              });
 }
 
 }  // namespace kiln::kernels

@@ -264,7 +264,8 @@ void referenceConv(const Tensor& x, const Tensor& w, const Window& win, int64_t 
 
 // f32 depthwise convolutions (one input channel per group) with 3x3 windows at stride 1,
 // the common layer, run in NCHW by Kiln's own kernel where its 16-wide output rows are
-// used whole; oneDNN would reorder input and output to and from its blocked layout.
+// used whole and the left padding is one its 3x3 loop is compiled for (0 to 2); oneDNN
+// would reorder input and output to and from its blocked layout.
 // [64,96,16,16], 2 threads on a Zen 4: 0.31 ms against 0.75 through oneDNN; [64,96,32,32]:
 // 1.1 against 4.8. The kernel's general loop loses to oneDNN elsewhere (stride 2 on 16x16
 // planes: 0.87 against 0.19 ms; 8x8 planes: 0.26 against 0.11), so those stay on oneDNN.
@@ -273,7 +274,8 @@ void referenceConv(const Tensor& x, const Tensor& w, const Window& win, int64_t 
 bool depthwiseConv(const Tensor& x, const Tensor& wIn, const Window& win, int64_t groups, Tensor& out,
                    const SourceLoc& loc) {
   if (x.dtype() != kFloat32 || wIn.sizes()[1] != 1 || groups != x.sizes()[1] || win.kh != 3 ||
-      win.kw != 3 || win.sh != 1 || win.sw != 1 || win.dh != 1 || win.dw != 1 || out.sizes()[3] < 16)
+      win.kw != 3 || win.sh != 1 || win.sw != 1 || win.dh != 1 || win.dw != 1 || out.sizes()[3] < 16 ||
+      win.pl > 2)
     return false;
   Tensor w = kernels::contiguousValues(wIn, loc);
   const float* pw = w.data_ptr<float>();

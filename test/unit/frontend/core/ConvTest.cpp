@@ -444,29 +444,84 @@ TEST_P(DepthwiseKernel, AddsTheWindowInRowMajorOrder) {
 INSTANTIATE_TEST_SUITE_P(
     Geometries, DepthwiseKernel,
     ::testing::Values(
-        // The 3x3 stride-1 loop: four-row blocks, whole vectors.
+        // The 3x3 stride-1 loop (outW >= 16, padLeft <= 2): one whole vector a row.
         DepthwiseCase{"mobilenet3x3", {2, 5, 16, 16}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
-        // Rows left over after four-row blocks, a partial last vector, several vectors a row.
-        DepthwiseCase{"rowsLeftOverPartialVector", {1, 3, 7, 37}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        // Several vectors a row, the last one overlapping the one before.
+        DepthwiseCase{"partialLastVector", {1, 3, 7, 37}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"oddWidthBatch1", {1, 4, 5, 33}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        // Each lead the loop is compiled for: padLeft 0, 1 (above) and 2, whole and partial.
         DepthwiseCase{"unpadded", {1, 2, 9, 18}, 1, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
+        DepthwiseCase{"unpaddedPartialVector", {2, 2, 6, 35}, 1, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},
+        DepthwiseCase{"padding2", {1, 3, 10, 14}, 1, 3, 3, 1, 1, 1, 1, 2, 2, 2, 2},
+        DepthwiseCase{"padding2PartialVector", {2, 2, 9, 21}, 1, 3, 3, 1, 1, 1, 1, 2, 2, 2, 2},
+        // Asymmetric padding: rows of the plane left zero at the bottom or the right only.
+        DepthwiseCase{"asymmetricPadding", {1, 3, 8, 19}, 1, 3, 3, 1, 1, 1, 1, 0, 2, 2, 0},
+        DepthwiseCase{"tallTopPadding", {1, 2, 6, 16}, 1, 3, 3, 1, 1, 1, 1, 3, 0, 1, 1},
+        // One and two output rows: the column loop's prologue and epilogue alone.
+        DepthwiseCase{"oneOutputRow", {2, 2, 1, 16}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"twoOutputRows", {1, 2, 2, 20}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"multiplier3", {2, 3, 6, 17}, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        // The general loop: rows narrower than a vector, padLeft past the 3x3 loop's.
         DepthwiseCase{"narrowerThanAVector", {2, 3, 5, 6}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
         // The general loop: strides (column phases), dilation, multipliers, asymmetric padding.
         DepthwiseCase{"stride2", {2, 4, 15, 15}, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
         DepthwiseCase{"dilatedMultiplier2", {1, 3, 11, 20}, 2, 5, 3, 1, 1, 2, 1, 2, 1, 1, 2},
         DepthwiseCase{"mixedStridesDilations", {1, 2, 13, 40}, 1, 3, 3, 2, 3, 1, 2, 0, 2, 3, 1},
         DepthwiseCase{"pointwise", {1, 4, 6, 19}, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
-        DepthwiseCase{"paddingWiderThanTheWindow", {1, 2, 4, 5}, 1, 3, 3, 1, 1, 1, 1, 3, 3, 4, 4}),
+        DepthwiseCase{"paddingWiderThanTheWindow", {1, 2, 4, 5}, 1, 3, 3, 1, 1, 1, 1, 3, 3, 4, 4},
+        DepthwiseCase{"padding3", {1, 2, 5, 18}, 1, 3, 3, 1, 1, 1, 1, 3, 3, 3, 3}),
     [](const ::testing::TestParamInfo<DepthwiseCase>& info) { return std::string(info.param.name); });
 
-// conv2d hands f32 3x3 stride-1 depthwise layers to the kernel: the same bits.
+// Infinities and NaNs in the input reach the outputs whose windows hold them as the
+// window sums say: the same bits, NaN where they give NaN (whose sign and payload depend
+// on the order of an add's operands, which the compiler may swap).
+TEST(DepthwiseKernel, NonFiniteInputsGiveTheWindowSums) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const DepthwiseCase& c : {DepthwiseCase{"3x3 loop", {2, 3, 7, 21}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+                                 DepthwiseCase{"general loop", {2, 3, 7, 21}, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}}) {
+    SCOPED_TRACE(c.name);
+    const kernels::DepthwiseGeometry g = geometryOf(c);
+    manual_seed(23);
+    Tensor x = randn(c.x), w = randn({c.x[1], 1, 3, 3});
+    std::vector<float> xs(x.data_ptr<float>(), x.data_ptr<float>() + x.numel());
+    std::vector<float> ws(w.data_ptr<float>(), w.data_ptr<float>() + w.numel());
+    // Corners, an edge, the interior, and an inf beside a -inf (their sum is NaN).
+    const int64_t plane = c.x[2] * c.x[3], row = c.x[3];
+    xs[0] = inf, xs[size_t(plane - 1)] = nan, xs[size_t(plane + row)] = -inf;
+    xs[size_t(2 * plane + 3 * row + 10)] = inf, xs[size_t(2 * plane + 3 * row + 11)] = -inf;
+    xs[size_t(4 * plane + 2 * row + 20)] = nan;
+    const std::vector<float> expected = depthwiseByWindowSums(xs, ws, g);
+    std::vector<float> y(expected.size(), 0.0f);
+    kernels::depthwiseConv2d(xs.data(), ws.data(), y.data(), g);
+    int64_t nonFinite = 0;
+    for (size_t i = 0; i < y.size(); ++i) {
+      nonFinite += !std::isfinite(expected[i]);
+      if (std::isnan(expected[i])) ASSERT_TRUE(std::isnan(y[i])) << "output " << i << ": " << y[i];
+      else ASSERT_EQ(std::memcmp(&y[i], &expected[i], sizeof(float)), 0) << "output " << i << ": " << y[i] << " instead of " << expected[i];
+    }
+    EXPECT_GT(nonFinite, 0);
+  }
+}
+
+// conv2d hands f32 3x3 stride-1 depthwise layers with padding up to 2 to the kernel: the
+// same bits. Wider padding goes to oneDNN (the kernel's 3x3 loop has no lead for it): the
+// window sums, to rounding.
 TEST(DepthwiseKernel, RunsConv2dOfAThreeByThreeDepthwiseLayer) {
-  const DepthwiseCase c{"layer", {2, 6, 16, 20}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
-  manual_seed(22);
-  Tensor x = randn(c.x), w = randn({6, 1, 3, 3});
-  Tensor y = conv2d(x, w, Tensor(), {1}, {1}, {1}, 6);
-  std::vector<float> expected(size_t(y.numel()));
-  kernels::depthwiseConv2d(x.data_ptr<float>(), w.data_ptr<float>(), expected.data(), geometryOf(c));
-  EXPECT_EQ(std::memcmp(y.data_ptr<float>(), expected.data(), expected.size() * sizeof(float)), 0);
+  for (int64_t pad : {1, 2, 3}) {
+    SCOPED_TRACE("padding " + std::to_string(pad));
+    const DepthwiseCase c{"layer", {2, 6, 16, 20}, 1, 3, 3, 1, 1, 1, 1, pad, pad, pad, pad};
+    manual_seed(22);
+    Tensor x = randn(c.x), w = randn({6, 1, 3, 3});
+    Tensor y = conv2d(x, w, Tensor(), {1}, {pad}, {1}, 6);
+    std::vector<float> expected(size_t(y.numel()));
+    kernels::depthwiseConv2d(x.data_ptr<float>(), w.data_ptr<float>(), expected.data(), geometryOf(c));
+    if (pad <= 2) {
+      EXPECT_EQ(std::memcmp(y.data_ptr<float>(), expected.data(), expected.size() * sizeof(float)), 0);
+      continue;
+    }
+    const float* got = y.data_ptr<float>();
+    for (size_t i = 0; i < expected.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-5f) << "output " << i;
+  }
 }
 
 // An infinite weight times the zero padding would be NaN in the kernel; PyTorch and oneDNN
