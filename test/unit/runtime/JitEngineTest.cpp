@@ -299,6 +299,38 @@ TEST_F(JitEngineTest, SmallKernelsCompileWithoutOptimization) {
 }
 
 // KILN_O0_ELEMENTS sets the threshold; anything but a count is a CompileError naming it.
+// The host function calls each kernel; LLVM's inliner must not copy a kernel into it, or
+// the kernel, which stays exported, is optimized and code-generated twice.
+constexpr const char* kHostAndKernel = R"mlir(
+llvm.func @main_kernel_0(%x: i64) -> i64 attributes {kiln_codegen.max_elements = 1048576 : i64} {
+  %c3 = llvm.mlir.constant(3 : i64) : i64
+  %0 = llvm.mul %x, %c3 : i64
+  llvm.return %0 : i64
+}
+llvm.func @kiln_main(%x: i64) -> i64 {
+  %0 = llvm.call @main_kernel_0(%x) : (i64) -> i64
+  %1 = llvm.call @main_kernel_0(%0) : (i64) -> i64
+  llvm.return %1 : i64
+}
+)mlir";
+
+TEST_F(JitEngineTest, KernelsAreNotInlinedIntoTheHost) {
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(kHostAndKernel, &context);
+  ASSERT_TRUE(module);
+  for (unsigned level : {2u, 3u}) {
+    std::string ir;
+    std::string object =
+        JitEngine::compileObject(*module, "test", SourceLoc::current(), &ir, level, 0);
+    const size_t host = ir.find("@kiln_main(");
+    ASSERT_NE(host, std::string::npos) << ir;
+    const std::string body = ir.substr(host, ir.find("\n}", host) - host);
+    EXPECT_NE(body.find("call i64 @main_kernel_0("), std::string::npos) << "O" << level << ":\n" << body;
+    auto engine = JitEngine::link(object, symbols, "test", SourceLoc::current());
+    EXPECT_EQ(reinterpret_cast<int64_t (*)(int64_t)>(engine->lookup("kiln_main"))(2), 18);
+  }
+}
+
 TEST(QuickKernelElementsTest, ReadsKilnO0Elements) {
   ASSERT_EQ(setenv("KILN_O0_ELEMENTS", "123", 1), 0);
   EXPECT_EQ(quickKernelElements("test", SourceLoc::current()), 123);
