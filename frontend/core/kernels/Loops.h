@@ -116,6 +116,16 @@ void forEachRun(const StridedOperands<N>& ops, Run&& run) {
     const int64_t outer = rank >= 2 ? ops.shape[rank - 2] : 1;
     std::array<int64_t, N> outerStep{};
     for (size_t i = 0; rank >= 2 && i < N; ++i) outerStep[i] = ops.strides[i][rank - 2] * int64_t(ops.elementSize[i]);
+    // Turns the odometer from dim `from` down: each dim that reached its extent wraps to 0
+    // and carries into the one before, moving the offsets back over it and one step on.
+    auto carry = [&](int64_t from) {
+      for (int64_t d = from; d > 0 && index[d] == ops.shape[d]; --d) {
+        index[d] = 0;
+        ++index[d - 1];
+        for (size_t i = 0; i < N; ++i)
+          offset[i] += (ops.strides[i][d - 1] - ops.shape[d] * ops.strides[i][d]) * int64_t(ops.elementSize[i]);
+      }
+    };
     for (int64_t at = begin; at < end;) {
       std::array<const char*, N> ptrs;
       for (size_t i = 0; i < N; ++i) ptrs[i] = ops.base[i] + offset[i];
@@ -128,12 +138,7 @@ void forEachRun(const StridedOperands<N>& ops, Run&& run) {
         at += rows * inner;
         index[rank - 2] += rows;
         for (size_t i = 0; i < N; ++i) offset[i] += rows * outerStep[i];
-        for (int64_t d = rank - 2; d > 0 && index[d] == ops.shape[d]; --d) {
-          index[d] = 0;
-          ++index[d - 1];
-          for (size_t i = 0; i < N; ++i)
-            offset[i] += (ops.strides[i][d - 1] - ops.shape[d] * ops.strides[i][d]) * int64_t(ops.elementSize[i]);
-        }
+        carry(rank - 2);
         continue;
       }
       const int64_t count = std::min(end - at, inner - index[rank - 1]);
@@ -141,12 +146,7 @@ void forEachRun(const StridedOperands<N>& ops, Run&& run) {
       at += count;
       index[rank - 1] += count;
       for (size_t i = 0; i < N; ++i) offset[i] += count * innerStrides[i] * int64_t(ops.elementSize[i]);
-      for (int64_t d = rank - 1; d > 0 && index[d] == ops.shape[d]; --d) {
-        index[d] = 0;
-        ++index[d - 1];
-        for (size_t i = 0; i < N; ++i)
-          offset[i] += (ops.strides[i][d - 1] - ops.shape[d] * ops.strides[i][d]) * int64_t(ops.elementSize[i]);
-      }
+      carry(rank - 1);
     }
   });
 }

@@ -266,9 +266,9 @@ void referenceConv(const Tensor& x, const Tensor& w, const Window& win, int64_t 
 // the common layer, run in NCHW by Kiln's own kernel where its 16-wide output rows are
 // used whole and the left padding is one its 3x3 loop is compiled for (0 to 2); oneDNN
 // would reorder input and output to and from its blocked layout.
-// [64,96,16,16], 2 threads on a Zen 4: 0.31 ms against 0.75 through oneDNN; [64,96,32,32]:
-// 1.1 against 4.8. The kernel's general loop loses to oneDNN elsewhere (stride 2 on 16x16
-// planes: 0.87 against 0.19 ms; 8x8 planes: 0.26 against 0.11), so those stay on oneDNN.
+// [64,96,16,16], 2 threads on the 2-vCPU Zen 5 of docs/BENCHMARKS.md: 0.20 ms against
+// 0.22 for oneDNN's blocked kernel alone, before its reorders. The kernel's general loop
+// loses to oneDNN elsewhere (stride 2, and planes under 16 wide), so those stay on oneDNN.
 // Non-finite weights also go to oneDNN, which skips the padding where the kernel
 // multiplies it (inf * 0). Returns whether it ran the convolution (false: nothing done).
 bool depthwiseConv(const Tensor& x, const Tensor& wIn, const Window& win, int64_t groups, Tensor& out,
