@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -112,12 +113,37 @@ std::string peerLibraries() {
 #endif
 }
 
+// Microseconds per first touch of a 4 KiB page of a fresh anonymous mapping (median of five
+// 16 MiB mappings; NaN if mmap fails). Every fresh allocation the libraries make pays it:
+// about 0.1-0.3 us on bare metal, but a VM guest whose freed memory goes back to its host
+// (virtio-balloon free page reporting) pays a host fault as well, 13 us on the guest of
+// docs/BENCHMARKS.md's 2026-11-27 20:51 runs, and a library that maps fresh memory per op
+// (LibTorch's CPU allocator) slows by far more than one that reuses it.
+static double pageFaultMicros() {
+  constexpr size_t kBytes = size_t(16) << 20, kPage = 4096;
+  std::vector<double> us;
+  for (int r = 0; r < 5; ++r) {
+    void* m = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return NAN;
+    madvise(m, kBytes, MADV_NOHUGEPAGE);  // 4 KiB faults, whatever the THP setting
+    volatile char* p = static_cast<char*>(m);
+    const auto t0 = Clock::now();
+    for (size_t i = 0; i < kBytes; i += kPage) p[i] = 1;
+    us.push_back(msSince(t0) * 1e3 / double(kBytes / kPage));
+    munmap(m, kBytes);
+  }
+  std::sort(us.begin(), us.end());
+  return us[us.size() / 2];
+}
+
 void printMachine(int threads) {
   std::printf("cpu: %s; cores (hardware_concurrency): %u\n", cpuModel().c_str(),
               std::thread::hardware_concurrency());
   const dnnl_version_t* dnnl = dnnl_version();
   std::printf("oneDNN %d.%d.%d (mapped: %s)\n", dnnl->major, dnnl->minor, dnnl->patch,
               mappedLibraries("libdnnl").c_str());
+  std::printf("page faults: %.2f us per first touch of a 4 KiB page (fresh 16 MiB mapping)\n",
+              pageFaultMicros());
   std::printf("threads: kiln %d (KILN_NUM_THREADS), oneDNN/OpenMP %d", kiln::get_num_threads(),
               omp_get_max_threads());
   (void)threads;
