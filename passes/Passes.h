@@ -110,6 +110,12 @@ struct KernelBufferizationOptions {
   // per-tile scratch (the CPU's cache blocking). The GPU path does not tile
   // rows yet: per-tile scratch would be allocated inside the device kernel.
   bool tileRows = true;
+  // kiln-collapse-dims: elementwise kernels' jointly contiguous loops merged, so the
+  // innermost loop is long enough for LLVM's vectorizer (the CPU's).
+  bool collapseDims = true;
+  // kiln-fuse-generics{broadcasts}: producers fused into generics that read them through
+  // a broadcast too (the GPU's choice: each producer kept apart is one more launch).
+  bool fuseThroughBroadcasts = false;
 };
 void buildKernelBufferizationPipeline(OpPassManager &pm,
                                       const KernelBufferizationOptions &options = {});

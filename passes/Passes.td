@@ -163,7 +163,7 @@ def KilnConvertToLinalgPass : Pass<"kiln-convert-to-linalg", "func::FuncOp"> {
     Each elementwise op becomes one linalg.generic with identity maps,
     parallel iterators and an arith/math body that computes what the eager
     kernel does (f16 and bf16 in f32, NaN-propagating max/min and relu, exact
-    gelu); upstream `linalg-fuse-elementwise-ops` then merges chains. A
+    gelu); kiln-fuse-generics then merges chains. A
     broadcast is a linalg.generic reading its operand through a projected map
     (size-1 dims at index 0); reshape, transpose, slice and concat become
     tensor.collapse_shape/expand_shape, linalg.transpose,
@@ -193,6 +193,56 @@ def KilnConvertToLinalgPass : Pass<"kiln-convert-to-linalg", "func::FuncOp"> {
     "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def KilnFuseGenericsPass : Pass<"kiln-fuse-generics", "func::FuncOp"> {
+  let summary = "merge elementwise linalg.generic chains, not through broadcasts";
+  let description = [{
+    Upstream `linalg-fuse-elementwise-ops` (its patterns: elementwise fusion
+    of a producer with one use, reshape folding by expansion, canonicalization
+    and constant folding), except that a producer is not fused into a generic
+    that iterates more often than the producer's result has elements, i.e.
+    one that reads it through a broadcast: fused there, the producer would be
+    computed once per reading. A BatchNorm kernel's per-channel scale,
+    rsqrt(var * c + eps) * gamma on [1, C, 1, 1], was computed for every pixel
+    of [N, C, H, W] (a square root and a division per element, 30x the
+    kernel's memory time); unfused, it is a loop over C whose result the
+    per-pixel loop reads. Where a size is `?` the rule does not apply.
+  }];
+  let options = [
+    Option<"broadcasts", "broadcasts", "bool", /*default=*/"false",
+           "fuse into generics that read the producer through a broadcast as "
+           "well (upstream's rule; the GPU pipeline's, where each kernel kept "
+           "apart is one more launch)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def KilnCollapseDimsPass : Pass<"kiln-collapse-dims", "func::FuncOp"> {
+  let summary = "merge an elementwise kernel's loops over jointly contiguous dims";
+  let description = [{
+    Runs on bufferized kernels (after the results became out-parameters). In
+    a function whose linalg ops are all elementwise generics on row-major
+    buffers (parallel loops, identity output maps), each input read through
+    a broadcast's constant-0 indices is collapsed to the dims its map names
+    (memref.collapse_shape, a view), and then adjacent loops that every map
+    names next to each other in order, or not at all, become one loop
+    (upstream's collapse-dimensions patterns, which collapse each operand
+    to a view of the same memory). An NCHW
+    BatchNorm-and-ReLU6 kernel on 8x8 planes, per-channel operands
+    broadcast over N, H and W, had an innermost loop of 8 that LLVM
+    unrolled and left scalar; with H and W one loop of 64 it vectorizes.
+    The arithmetic and its order are unchanged. Functions with a reduction
+    (row kernels, which kiln-tile-rows tiles by shape) are left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
   ];
 }
 
@@ -309,6 +359,35 @@ def KilnLowerHostPass : Pass<"kiln-lower-host", "ModuleOp"> {
     Option<"timeKernels", "time-kernels", "bool", /*default=*/"false",
            "call kiln_rt_kernel_begin/end around each fusion kernel call">,
   ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def KilnSplitKernelModulesPass
+    : Pass<"kiln-split-kernel-modules", "ModuleOp"> {
+  let summary = "move each kernel function into a module of its own";
+  let description = [{
+    Runs on the kernels module (`module @kiln_kernels`): each `func.func` moves
+    into a new unnamed module nested in it, which inherits the kernels module's
+    discardable attributes (data layout, target). The kernel pipeline then runs
+    nested on those modules, which the pass manager schedules on all threads:
+    most of its passes are module passes, which on one module of all kernels
+    ran on one thread. Kernels never call each other, so nothing a pass does to
+    one depends on another. `kiln-join-kernel-modules` undoes it after lowering.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def KilnJoinKernelModulesPass
+    : Pass<"kiln-join-kernel-modules", "ModuleOp"> {
+  let summary = "join the lowered per-kernel modules back into one";
+  let description = [{
+    Moves the ops of each nested module (lowered by then) into the enclosing
+    module and erases the nested ones. What several of them declare (malloc,
+    kiln_rt_parallel_for) or define alike (math-to-funcs' helpers) is kept
+    once; a private or internal symbol whose name is taken by something else
+    (bufferization names each module's constants `__constant_<type>` from 0)
+    is renamed; any other symbol defined twice, differently, is an error.
+  }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

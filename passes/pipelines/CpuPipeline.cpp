@@ -84,7 +84,8 @@ void buildKernelBufferizationPipeline(OpPassManager &pm,
   // Elementwise fusion merges linalg.generic ops only: a transpose in a fusion must be a
   // generic with a permuted map to merge with its producers and consumers.
   pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addNestedPass<func::FuncOp>(
+      createKilnFuseGenericsPass({.broadcasts = options.fuseThroughBroadcasts}));
   // Row fusions (softmax, layer_norm) become a loop over tiles of rows with their
   // reductions inside; after bufferization the scf.forall is an scf.parallel like
   // every other kernel loop.
@@ -104,6 +105,8 @@ void buildKernelBufferizationPipeline(OpPassManager &pm,
   outParams.hoistDynamicAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  if (options.collapseDims)
+    pm.addNestedPass<func::FuncOp>(createKilnCollapseDimsPass());
   // What is still allocated is scratch (f64 accumulators, intermediates linalg did
   // not fuse away): free it before the kernel returns, or every call leaks it.
   bufferization::buildBufferDeallocationPipeline(pm);
@@ -137,93 +140,12 @@ static void buildKernelLoweringPipeline(OpPassManager &pm, bool barePointers) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-// Kernels are lowered each in a module of its own, so that the pass manager runs the
-// kernel pipeline on several of them at once: most of its passes are module passes
-// (bufferization, kiln-parallelize, every conversion to LLVM), which on one module of all
-// kernels ran on one thread (a mobilenet_v2 step's 474 kernels: 3 s of MLIR lowering,
-// nearly all of it in module passes). Kernels never call each other, so nothing a pass
-// does to one kernel depends on another.
-struct SplitKernelModules
-    : PassWrapper<SplitKernelModules, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SplitKernelModules)
-  StringRef getArgument() const final { return "kiln-split-kernel-modules"; }
-  void runOnOperation() override {
-    ModuleOp kernels = getOperation();
-    for (func::FuncOp kernel : llvm::make_early_inc_range(kernels.getOps<func::FuncOp>())) {
-      OpBuilder builder(kernel);
-      auto module = ModuleOp::create(builder, kernel.getLoc());
-      // Data layout and target attributes hold for every kernel.
-      module->setDiscardableAttrs(kernels->getDiscardableAttrDictionary());
-      kernel->moveBefore(module.getBody(), module.getBody()->end());
-    }
-  }
-};
-
-// Whether the LLVM dialect symbol `op` is local to its module (a name another module
-// may also use for something else).
-static bool isLocalSymbol(Operation *op) {
-  std::optional<LLVM::Linkage> linkage;
-  if (auto func = dyn_cast<LLVM::LLVMFuncOp>(op))
-    linkage = func.getLinkage();
-  if (auto global = dyn_cast<LLVM::GlobalOp>(op))
-    linkage = global.getLinkage();
-  return linkage == LLVM::Linkage::Private || linkage == LLVM::Linkage::Internal;
-}
-
-// The lowered kernel modules of SplitKernelModules back into one. What several of them
-// declare (malloc, kiln_rt_parallel_for) or define alike (math-to-funcs' helpers) is kept
-// once; a local symbol whose name is taken by something else (bufferization names each
-// module's constants `__constant_<type>` from 0) is renamed; anything else defined twice
-// is an error.
-struct JoinKernelModules
-    : PassWrapper<JoinKernelModules, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(JoinKernelModules)
-  StringRef getArgument() const final { return "kiln-join-kernel-modules"; }
-  void runOnOperation() override {
-    ModuleOp kernels = getOperation();
-    SymbolTable joined(kernels);
-    for (ModuleOp module : llvm::make_early_inc_range(kernels.getOps<ModuleOp>())) {
-      SymbolTable own(module);
-      for (Operation &op : llvm::make_early_inc_range(*module.getBody())) {
-        if (failed(join(op, own, joined)))
-          return signalPassFailure();
-      }
-      module.erase();
-    }
-  }
-
-private:
-  static LogicalResult join(Operation &op, SymbolTable &own, SymbolTable &joined) {
-    auto name = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
-    if (Operation *existing = name ? joined.lookup(name) : nullptr) {
-      auto func = dyn_cast<LLVM::LLVMFuncOp>(op);
-      auto existingFunc = dyn_cast<LLVM::LLVMFuncOp>(existing);
-      if ((func && existingFunc && func.isExternal() && existingFunc.isExternal() &&
-           func.getFunctionType() == existingFunc.getFunctionType()) ||
-          OperationEquivalence::isEquivalentTo(
-              &op, existing, OperationEquivalence::Flags::IgnoreLocations)) {
-        op.erase();
-        return success();
-      }
-      if (!isLocalSymbol(&op))
-        return op.emitOpError("defines @")
-               << name.getValue() << ", which another kernel defines differently";
-      if (failed(own.renameToUnique(&op, {&joined})))
-        return op.emitOpError("cannot be renamed apart from another kernel's @")
-               << name.getValue();
-    }
-    op.remove();
-    joined.insert(&op);
-    return success();
-  }
-};
-
 void buildCpuLoweringPipeline(OpPassManager &pm, const CpuLoweringOptions &options) {
   pm.addPass(createKilnLowerHostPass({options.timeKernels}));
   OpPassManager &kernels = pm.nest<ModuleOp>();
-  kernels.addPass(std::make_unique<SplitKernelModules>());
+  kernels.addPass(createKilnSplitKernelModulesPass());
   buildKernelLoweringPipeline(kernels.nest<ModuleOp>(), /*barePointers=*/true);
-  kernels.addPass(std::make_unique<JoinKernelModules>());
+  kernels.addPass(createKilnJoinKernelModulesPass());
   pm.addPass(createKilnMergeKernelsPass());
 }
 
@@ -259,9 +181,6 @@ void registerCpuPipelineDependencies(DialectRegistry &registry) {
 }
 
 void registerCpuPipeline() {
-  // Registered for their lit tests; the pipeline adds them itself.
-  PassRegistration<SplitKernelModules>();
-  PassRegistration<JoinKernelModules>();
   PassPipelineRegistration<>(
       "kiln-cpu-pipeline",
       "a traced program to one LLVM dialect module for the host CPU: simplify, "

@@ -338,7 +338,7 @@ void buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options
   const std::string cudaHome = findCudaHome(options.cudaHome);
   pm.addPass(std::make_unique<SplitGpuKernels>());
   OpPassManager &kernels = pm.nest<ModuleOp>();
-  buildKernelBufferizationPipeline(kernels, {.tileRows = false});
+  buildKernelBufferizationPipeline(kernels, {.tileRows = false, .collapseDims = false, .fuseThroughBroadcasts = true});
   kernels.addNestedPass<func::FuncOp>(std::make_unique<PrepareGpuLoops>());
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   kernels.addNestedPass<func::FuncOp>(createKilnPromoteAccumulatorsPass());

@@ -1,0 +1,78 @@
+// RUN: kiln-opt %s --kiln-fuse-generics | FileCheck %s
+// RUN: kiln-opt %s --kiln-fuse-generics=broadcasts=true | FileCheck %s --check-prefix=GPU
+
+// kiln-fuse-generics: upstream's elementwise fusion, except into a generic that reads
+// the producer through a broadcast. BatchNorm's per-channel rsqrt stays a loop over the
+// channels; the per-pixel generic reads its result with the broadcast's map (fused, the
+// rsqrt would run once per pixel).
+
+// CHECK-DAG:   #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG:   #[[BC:.*]] = affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>
+// CHECK-LABEL: func.func @per_channel_scale(
+// CHECK-SAME:      %[[X:.*]]: tensor<2x4x3x3xf32>, %[[VAR:.*]]: tensor<1x4x1x1xf32>
+// CHECK:         %[[S:.*]] = linalg.generic {{.*}} ins(%[[VAR]] : tensor<1x4x1x1xf32>)
+// CHECK:           math.rsqrt
+// CHECK:         } -> tensor<1x4x1x1xf32>
+// CHECK:         %[[M:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[BC]], #[[ID]]], {{.*}} ins(%[[X]], %[[S]] : tensor<2x4x3x3xf32>, tensor<1x4x1x1xf32>)
+// CHECK-NOT:       math.rsqrt
+// CHECK:           arith.mulf
+// CHECK:         return %[[M]]
+
+// With broadcasts=true (the GPU pipeline's choice, upstream's rule) it is fused.
+// GPU-LABEL: func.func @per_channel_scale(
+// GPU:         linalg.generic
+// GPU:           math.rsqrt
+// GPU-NEXT:      arith.mulf
+// GPU:         return
+
+// Same element count (here through a transposed map): fused as upstream fuses it.
+// CHECK-LABEL: func.func @same_size_chain(
+// CHECK:         linalg.generic
+// CHECK:           math.sqrt
+// CHECK-NEXT:      arith.negf
+// CHECK-NOT:     linalg.generic
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#bc4 = affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#tr2 = affine_map<(d0, d1) -> (d1, d0)>
+
+func.func @per_channel_scale(%x: tensor<2x4x3x3xf32>, %var: tensor<1x4x1x1xf32>) -> tensor<2x4x3x3xf32> {
+  %e1 = tensor.empty() : tensor<1x4x1x1xf32>
+  %s = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%var : tensor<1x4x1x1xf32>) outs(%e1 : tensor<1x4x1x1xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.rsqrt %v : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x1x1xf32>
+  %e2 = tensor.empty() : tensor<2x4x3x3xf32>
+  %b = linalg.generic {indexing_maps = [#bc4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s : tensor<1x4x1x1xf32>) outs(%e2 : tensor<2x4x3x3xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<2x4x3x3xf32>
+  %m = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %b : tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>) outs(%e2 : tensor<2x4x3x3xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %p = arith.mulf %a, %c : f32
+    linalg.yield %p : f32
+  } -> tensor<2x4x3x3xf32>
+  return %m : tensor<2x4x3x3xf32>
+}
+
+func.func @same_size_chain(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = math.sqrt %v : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %e2 = tensor.empty() : tensor<8x4xf32>
+  %t = linalg.generic {indexing_maps = [#tr2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e2 : tensor<8x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
+  } -> tensor<8x4xf32>
+  return %t : tensor<8x4xf32>
+}
