@@ -38,39 +38,46 @@ struct DropBroadcastUnitDims : OpRewritePattern<linalg::GenericOp> {
   LogicalResult matchAndRewrite(linalg::GenericOp op, PatternRewriter &rewriter) const override {
     if (!isElementwiseGeneric(op))
       return failure();
-    bool changed = false;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    SmallVector<std::pair<OpOperand *, SmallVector<ReassociationIndices>>> collapses;
     for (OpOperand *input : op.getDpsInputOperands()) {
       AffineMap map = op.getMatchingIndexingMap(input);
       auto type = cast<MemRefType>(input->get().getType());
-      if ( map.isProjectedPermutation() || !map.isProjectedPermutation(/*allowZeroInResults=*/true))
+      if (map.isProjectedPermutation() || !map.isProjectedPermutation(/*allowZeroInResults=*/true))
         continue;
       // Each kept dim takes the dropped unit dims before it; the last also those after.
+      // A constant index into a dim longer than 1 is not a broadcast: left as it is.
       SmallVector<int64_t> dropped;
       SmallVector<ReassociationIndices> groups;
       ReassociationIndices pending;
+      bool broadcast = true;
       for (auto [i, expr] : llvm::enumerate(map.getResults())) {
         pending.push_back(i);
         if (isa<AffineConstantExpr>(expr)) {
-          if (type.getDimSize(i) != 1)
-            return failure();
+          broadcast = broadcast && type.getDimSize(i) == 1;
           dropped.push_back(i);
           continue;
         }
         groups.push_back(std::move(pending));
         pending.clear();
       }
+      if (!broadcast)
+        continue;
       if (!groups.empty())
         groups.back().append(pending.begin(), pending.end());
-      Value collapsed =
-          memref::CollapseShapeOp::create(rewriter, op.getLoc(), input->get(), groups);
-      rewriter.modifyOpInPlace(op, [&] { input->set(collapsed); });
       maps[input->getOperandNumber()] = map.dropResults(dropped);
-      changed = true;
+      collapses.emplace_back(input, std::move(groups));
     }
-    if (!changed)
+    if (collapses.empty())
       return failure();
-    rewriter.modifyOpInPlace(op, [&] { op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps)); });
+    SmallVector<Value> views;
+    for (auto &[input, groups] : collapses)
+      views.push_back(memref::CollapseShapeOp::create(rewriter, op.getLoc(), input->get(), groups));
+    rewriter.modifyOpInPlace(op, [&] {
+      for (auto [collapse, view] : llvm::zip_equal(collapses, views))
+        collapse.first->set(view);
+      op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
     return success();
   }
 };

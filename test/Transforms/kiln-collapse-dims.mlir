@@ -107,3 +107,26 @@ func.func @with_reduction(%x: memref<4x8xf32>, %y: memref<4x8xf32>, %acc: memref
   }
   return
 }
+
+// -----
+
+// A constant index into a dim longer than 1 (row 0 of a [4, 8] buffer) is no broadcast:
+// that input keeps its shape and map, so the loops stay apart; the broadcast input beside
+// it still becomes a view of the dims it names.
+// CHECK-DAG:   #[[ROW0:.*]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-DAG:   #[[COL:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @row_zero(
+// CHECK-SAME:      %[[T:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<1x8xf32>
+// CHECK:         %[[BV:.*]] = memref.collapse_shape %[[B]] {{\[}}[0, 1]] : memref<1x8xf32> into memref<8xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[ROW0]], #[[COL]], #{{.*}}], iterator_types = ["parallel", "parallel"]} ins(%[[T]], %[[BV]] : memref<4x8xf32>, memref<8xf32>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row0 = affine_map<(d0, d1) -> (0, d1)>
+func.func @row_zero(%t: memref<4x8xf32>, %b: memref<1x8xf32>, %out: memref<2x8xf32>) {
+  linalg.generic {indexing_maps = [#row0, #row0, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%t, %b : memref<4x8xf32>, memref<1x8xf32>) outs(%out : memref<2x8xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %p = arith.addf %a, %c : f32
+    linalg.yield %p : f32
+  }
+  return
+}
