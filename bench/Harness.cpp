@@ -115,10 +115,10 @@ std::string peerLibraries() {
 
 // Microseconds per first touch of a 4 KiB page of a fresh anonymous mapping (median of five
 // 16 MiB mappings; NaN if mmap fails). Every fresh allocation the libraries make pays it:
-// about 0.1-0.3 us on bare metal, but a VM guest whose freed memory goes back to its host
-// (virtio-balloon free page reporting) pays a host fault as well, 13 us on the guest of
-// docs/BENCHMARKS.md's 2026-11-27 20:51 runs, and a library that maps fresh memory per op
-// (LibTorch's CPU allocator) slows by far more than one that reuses it.
+// about 0.1-0.3 us on bare metal, but a VM guest can pay an exit to its host per fault:
+// 13-17 us on the guest of docs/BENCHMARKS.md's 2026-11-27 20:51 runs (as much for memory
+// just freed and mapped again), and a library that maps fresh memory per op (LibTorch's
+// CPU allocator) slows by far more there than one that reuses it.
 static double pageFaultMicros() {
   constexpr size_t kBytes = size_t(16) << 20, kPage = 4096;
   std::vector<double> us;
