@@ -1,5 +1,6 @@
 // kiln-fuse-generics: linalg's elementwise fusion, except where it would recompute a
-// producer for every element of a broadcast.
+// producer for every element of a broadcast, and also into a generic that reads a
+// producer through several operands, each element once.
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -9,38 +10,69 @@
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <optional>
+
 namespace mlir::kiln {
 #define GEN_PASS_DEF_KILNFUSEGENERICSPASS
 #include "passes/Passes.h.inc"
 
 namespace {
 
-// Whether the generic that owns `use` iterates more often than the operand has
-// elements: it reads the operand through a broadcast, so a producer fused into it would
-// compute each of its elements once per reading (BatchNorm's per-channel scale,
-// rsqrt(var + eps) * gamma, once per pixel). Unknown sizes count as no broadcast.
-bool readsThroughBroadcast(OpOperand *use) {
+// How many times the generic that owns `use` reads the operand: its iterations (a
+// loop the operand's map does not name is a broadcast: the operand is read again on
+// each of its steps). Nothing when a size is unknown.
+std::optional<int64_t> readings(OpOperand *use) {
   auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
-  auto type = dyn_cast<RankedTensorType>(use->get().getType());
-  if (!consumer || !type || !type.hasStaticShape())
-    return false;
+  if (!consumer)
+    return std::nullopt;
   int64_t iterations = 1;
   for (int64_t range : consumer.getStaticLoopRanges()) {
     if (ShapedType::isDynamic(range))
-      return false;
+      return std::nullopt;
     iterations *= range;
   }
-  return type.getNumElements() < iterations;
+  return iterations;
+}
+
+// Whether `use`'s producer may be fused into the generic that owns it. Upstream's
+// rule: the producer has no other use. Kiln's adds two things. A producer used
+// several times by that one generic is fused into each use when together they read
+// each element once at most: a float32 sum reads its input through 32 operands, one
+// per element of a block of pairs, and BatchNorm's (x - mean)^2 is then computed in
+// the sum's loop instead of stored to a scratch and read back. And (without
+// `broadcasts`) nothing is fused into a generic that reads the producer more often
+// than it has elements: through a broadcast, it would compute each of its elements
+// once per reading (BatchNorm's per-channel scale, rsqrt(var + eps) * gamma, once
+// per pixel). With a size unknown, a sole use is fused (upstream's rule) and several
+// are not.
+bool mayFuse(OpOperand *use, bool broadcasts) {
+  Operation *producer = use->get().getDefiningOp();
+  if (!producer)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(use->get().getType());
+  const bool sized = type && type.hasStaticShape();
+  if (producer->hasOneUse()) {
+    std::optional<int64_t> n = readings(use);
+    return broadcasts || !sized || !n || *n <= type.getNumElements();
+  }
+  if (!sized || producer->getNumResults() != 1)
+    return false;
+  int64_t total = 0;
+  for (OpOperand &other : use->get().getUses()) {
+    std::optional<int64_t> n = readings(&other);
+    if (other.getOwner() != use->getOwner() || !n)
+      return false;
+    total += *n;
+  }
+  return total <= type.getNumElements();
 }
 
 struct KilnFuseGenericsPass : impl::KilnFuseGenericsPassBase<KilnFuseGenericsPass> {
   using KilnFuseGenericsPassBase::KilnFuseGenericsPassBase;
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    // Upstream's rule (a producer with one use is fused), less broadcasts.
     linalg::ControlFusionFn control = [broadcasts = bool(broadcasts)](OpOperand *use) {
-      Operation *producer = use->get().getDefiningOp();
-      return producer && producer->hasOneUse() && (broadcasts || !readsThroughBroadcast(use));
+      return mayFuse(use, broadcasts);
     };
     // The patterns of upstream's linalg-fuse-elementwise-ops, with that rule.
     RewritePatternSet patterns(context);

@@ -209,6 +209,12 @@ def KilnFuseGenericsPass : Pass<"kiln-fuse-generics", "func::FuncOp"> {
     of [N, C, H, W] (a square root and a division per element, 30x the
     kernel's memory time); unfused, it is a loop over C whose result the
     per-pixel loop reads. Where a size is `?` the rule does not apply.
+
+    And a producer whose uses all belong to one generic is fused into each of
+    them when together they read each of its elements at most once: a float32
+    sum reads its input through 32 operands, one per element of a block of
+    pairs, so BatchNorm's (x - mean)^2 is computed in the variance's loop
+    instead of stored to a scratch buffer and read back.
   }];
   let options = [
     Option<"broadcasts", "broadcasts", "bool", /*default=*/"false",

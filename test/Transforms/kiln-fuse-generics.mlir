@@ -8,6 +8,8 @@
 
 // CHECK-DAG:   #[[ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG:   #[[BC:.*]] = affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>
+// CHECK-DAG:   #[[EVEN:.*]] = affine_map<(d0) -> (d0 * 2)>
+// CHECK-DAG:   #[[ODD:.*]] = affine_map<(d0) -> (d0 * 2 + 1)>
 // CHECK-LABEL: func.func @per_channel_scale(
 // CHECK-SAME:      %[[X:.*]]: tensor<2x4x3x3xf32>, %[[VAR:.*]]: tensor<1x4x1x1xf32>
 // CHECK:         %[[S:.*]] = linalg.generic {{.*}} ins(%[[VAR]] : tensor<1x4x1x1xf32>)
@@ -31,6 +33,30 @@
 // CHECK:           math.sqrt
 // CHECK-NEXT:      arith.negf
 // CHECK-NOT:     linalg.generic
+// A producer read by one generic through several maps that together read each of its
+// elements once (a float32 sum's pairs: BatchNorm's (x - mean)^2) is fused into each
+// of them: the squares are computed in the sum's loop, not stored and read back.
+// CHECK-LABEL: func.func @pairs_of_a_producer(
+// CHECK-SAME:      %[[X:[^:]*]]: tensor<8xf32>
+// CHECK:         %[[S:.*]] = linalg.generic {indexing_maps = [#[[EVEN]], #[[ODD]], {{.*}} ins(%[[X]], %[[X]], %{{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<4xi8>)
+// CHECK:           arith.mulf
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:         return %[[S]]
+
+// Reads that overlap (elements 2 and 4 read twice) would compute the producer twice for
+// them: it stays a loop of its own.
+// CHECK-LABEL: func.func @overlapping_reads(
+// CHECK:         %[[SQ:.*]] = linalg.generic
+// CHECK:           arith.mulf
+// CHECK:         linalg.generic {{.*}} ins(%[[SQ]], %[[SQ]], %[[SQ]], %{{.*}} : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3xi8>)
+// CHECK-NOT:       arith.mulf
+// CHECK:         return
+#id1 = affine_map<(d0) -> (d0)>
+#even = affine_map<(d0) -> (d0 * 2)>
+#odd = affine_map<(d0) -> (d0 * 2 + 1)>
+#even2 = affine_map<(d0) -> (d0 * 2 + 2)>
+#all = affine_map<(d0) -> ()>
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #bc4 = affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -75,4 +101,43 @@ func.func @same_size_chain(%x: tensor<4x8xf32>) -> tensor<8x4xf32> {
     linalg.yield %n : f32
   } -> tensor<8x4xf32>
   return %t : tensor<8x4xf32>
+}
+
+func.func @pairs_of_a_producer(%x: tensor<8xf32>, %acc: tensor<f32>) -> tensor<f32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %sq = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %v, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %w = tensor.empty() : tensor<4xi8>
+  %s = linalg.generic {indexing_maps = [#even, #odd, #id1, #all], iterator_types = ["reduction"]}
+      ins(%sq, %sq, %w : tensor<8xf32>, tensor<8xf32>, tensor<4xi8>) outs(%acc : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32, %unused: i8, %o: f32):
+    %p = arith.addf %a, %b : f32
+    %q = arith.addf %o, %p : f32
+    linalg.yield %q : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+func.func @overlapping_reads(%x: tensor<8xf32>, %acc: tensor<f32>) -> tensor<f32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %sq = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %v, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %w = tensor.empty() : tensor<3xi8>
+  %s = linalg.generic {indexing_maps = [#even, #odd, #even2, #id1, #all], iterator_types = ["reduction"]}
+      ins(%sq, %sq, %sq, %w : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<3xi8>) outs(%acc : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %unused: i8, %o: f32):
+    %p = arith.addf %a, %b : f32
+    %p2 = arith.addf %p, %c : f32
+    %q = arith.addf %o, %p2 : f32
+    linalg.yield %q : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
 }

@@ -217,13 +217,21 @@ std::vector<OpCase> reductions() {
       op("prod_f16", {normal({2, 8}, kFloat16)}, [](X x) { return prod(x[0], {1}); }),
       op("amax_bf16", {normal({3, 9}, kBFloat16)}, [](X x) { return amax(x[0], {1}, true); }),
       // float32 sums pair their elements as the eager kernels do: whole blocks, a last
-      // block with pairs and elements alone, columns, and reduced dims reshaped (one run
-      // collapsed; batch_norm's dims moved last first).
+      // block with pairs and elements alone, columns, and reduced dims taken together (one
+      // run; batch_norm's dims, moved last where their blocks would not cover whole rows).
       op("sum_pairs_rows", {pairRounding({3, 601}, {1})}, [](X x) { return std::make_tuple(sum(x[0], {1}), mean(x[0], {1})); }),
       op("sum_pairs_columns", {pairRounding({37, 20}, {0})}, [](X x) { return sum(x[0], {0}, true); }),
       op("sum_pairs_run", {pairRounding({2, 7, 7}, {1, 2})}, [](X x) { return sum(x[0], {1, 2}); }),
       op("sum_pairs_bn_8x8", {pairRounding({4, 3, 8, 8}, {0, 2, 3})}, [](X x) { return sum(x[0], {0, 2, 3}); }),
       op("sum_pairs_bn_7x7", {pairRounding({4, 3, 7, 7}, {0, 2, 3})}, [](X x) { return mean(x[0], {0, 2, 3}, true); }),
+      // Planes of 16, 4 or 1 elements: the blocks span planes (N, H and W taken as one
+      // dim), read in place; and BatchNorm's variance, whose squares are computed in the
+      // sum's loop (fused into its 32 operands).
+      op("sum_pairs_bn_4x4", {pairRounding({4, 3, 4, 4}, {0, 2, 3})}, [](X x) { return sum(x[0], {0, 2, 3}); }),
+      op("sum_pairs_bn_2x2", {pairRounding({24, 3, 2, 2}, {0, 2, 3})}, [](X x) { return sum(x[0], {0, 2, 3}, true); }),
+      op("sum_pairs_bn_1x1", {pairRounding({70, 3, 1, 1}, {0, 2, 3})}, [](X x) { return mean(x[0], {0, 2, 3}); }),
+      op("bn_variance_16x16", {normal({3, 5, 16, 16})}, [](X x) { Tensor d = sub(x[0], mean(x[0], {0, 2, 3}, true)); return sum(mul(d, d), {0, 2, 3}); }),
+      op("bn_variance_4x4", {normal({6, 5, 4, 4})}, [](X x) { Tensor d = sub(x[0], mean(x[0], {0, 2, 3}, true)); return mean(mul(d, d), {0, 2, 3}, true); }),
   };
 }
 

@@ -152,20 +152,56 @@ Value accumulateAll(OpBuilder &b, Location loc, ReduceKind kind,
       .getResult(0);
 }
 
-// x, reshaped where needed so that the blocks of pairs lie along one of its
-// dims, `pairDim`: the last reduced dim when its size is a multiple of the block
-// (no reshape), else the run of reduced dims it ends collapsed into one when
-// that run's size is, else all reduced dims collapsed into one (moved last
-// first, a copy, unless they already are one run). `reduced` marks the reduced
-// dims of the result. The kept dims keep their order. A `?` size is not known
-// to be a multiple of the block, so with one in the run all reduced dims are
-// collapsed: every layout pairs the same elements (32k + l with 32k + 16 + l,
-// counted in the order of the reduced dims), they only read them in another
-// order.
+// The reduction's input seen so that the blocks of pairs lie along one of its
+// dims, `pairDim`: the last reduced dim when its size is a multiple of the block,
+// else the run of reduced dims it ends taken as one dim when that run's size is,
+// else all reduced dims taken as one (moved last, unless they already are one
+// run). `reduced` marks the reduced dims of the layout. The kept dims keep their
+// order. Every layout pairs the same elements (32k + l with 32k + 16 + l, counted
+// in the order of the reduced dims), they only read them in another order.
+//
+// Where the sizes are static and each block of 32 covers whole rows of the dims
+// inside the outermost one of the pair dim (their product divides 32: a BatchNorm
+// over 16x16, 8x8, 4x4, 2x2 or 1x1 planes), the input is read where it lies, each
+// layout index turned into the input's by affine maps that stay linear (`groups`).
+// Else it is reshaped: collapsed (a view), and transposed first where the reduced
+// dims are moved (a copy). A reshape stands between the reduction and an
+// elementwise producer, which is then materialized instead of fused (BatchNorm's
+// (x - mean)^2, 6 MB stored and read back per call at MobileNetV2's sizes).
 struct PairLayout {
   Value x;
   SmallVector<bool> reduced;
   int64_t pairDim;
+  // Empty when x's dims are the layout's. Else, for each layout dim, the dims of
+  // x it stands for (the pair dim's several, outermost first), and x's sizes.
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> shape;
+
+  // x's indices at the layout's indices `at`.
+  SmallVector<AffineExpr> read(ArrayRef<AffineExpr> at) const {
+    if (groups.empty())
+      return SmallVector<AffineExpr>(at);
+    SmallVector<AffineExpr> exprs(shape.size());
+    for (auto [index, group] : llvm::zip_equal(at, groups)) {
+      int64_t stride = 1;
+      for (int64_t d : llvm::reverse(ArrayRef(group).drop_front())) {
+        exprs[d] = index.floorDiv(stride) % shape[d];
+        stride *= shape[d];
+      }
+      exprs[group.front()] = index.floorDiv(stride);
+    }
+    return exprs;
+  }
+
+  // The size of layout dim `d`.
+  OpFoldResult size(OpBuilder &b, Location loc, int64_t d) const {
+    if (groups.empty())
+      return dimSize(b, loc, x, d);
+    int64_t product = 1;
+    for (int64_t dim : groups[d])
+      product *= shape[dim];
+    return b.getIndexAttr(product);
+  }
 };
 
 PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
@@ -180,7 +216,7 @@ PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
   };
   int64_t last = dims.back();
   if (wholeBlocks(type.getDimSize(last)))
-    return {x, reduced, last};
+    return {x, reduced, last, {}, {}};
   int64_t first = last, run = type.getDimSize(last);
   while (first > 0 && reduced[first - 1]) {
     int64_t size = type.getDimSize(--first);
@@ -188,34 +224,60 @@ PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
               ? ShapedType::kDynamic
               : run * size;
   }
-  if (!wholeBlocks(run) && first != dims.front()) {
-    SmallVector<int64_t> perm;
-    SmallVector<OpFoldResult> shape;
+  // x's dims in the layout's order, and the layout's dims [first, last] the
+  // pair dim.
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  const bool moved = !wholeBlocks(run) && first != dims.front();
+  if (moved) {
+    perm.clear();
     for (int64_t d = 0; d < rank; ++d)
       if (!reduced[d])
         perm.push_back(d);
     llvm::append_range(perm, dims);
+    first = rank - int64_t(dims.size());
+    last = rank - 1;
+  }
+  if (!moved && first == last)
+    return {x, reduced, last, {}, {}};
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t p = 0; p < rank; ++p) {
+    if (p <= first || p > last)
+      groups.push_back({perm[p]});
+    else
+      groups.back().push_back(perm[p]);
+  }
+  SmallVector<bool> layoutReduced;
+  for (const ReassociationIndices &group : groups)
+    layoutReduced.push_back(reduced[group.front()]);
+
+  int64_t inner = 1;
+  bool known = true;
+  for (int64_t d : groups[first]) {
+    known = known && !type.isDynamicDim(d);
+    if (d != groups[first].front() && known)
+      inner *= type.getDimSize(d);
+  }
+  if (known && kPairBlock % inner == 0)
+    return {x, layoutReduced, first, groups, llvm::to_vector(type.getShape())};
+
+  if (moved) {
+    SmallVector<OpFoldResult> shape;
     for (int64_t d : perm)
       shape.push_back(dimSize(b, loc, x, d));
     Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
     x = linalg::TransposeOp::create(b, loc, x, init, perm)->getResult(0);
-    for (int64_t d = 0; d < rank; ++d)
-      reduced[d] = d >= rank - int64_t(dims.size());
-    first = rank - int64_t(dims.size());
-    last = rank - 1;
   }
   if (first < last) {
-    SmallVector<ReassociationIndices> groups;
+    SmallVector<ReassociationIndices> collapsed;
     for (int64_t d = 0; d < rank; ++d) {
       if (d <= first || d > last)
-        groups.push_back({d});
+        collapsed.push_back({d});
       else
-        groups.back().push_back(d);
+        collapsed.back().push_back(d);
     }
-    x = tensor::CollapseShapeOp::create(b, loc, x, groups);
-    reduced.erase(reduced.begin() + first + 1, reduced.begin() + last + 1);
+    x = tensor::CollapseShapeOp::create(b, loc, x, collapsed);
   }
-  return {x, reduced, first};
+  return {x, layoutReduced, first, {}, {}};
 }
 
 // The operands of a generic that adds elements shift + 32k + l of `source` (a
@@ -263,10 +325,11 @@ PairOperands pairOperands(OpBuilder &b, Location loc, const PairLayout &layout,
   }
   const int64_t loops = result.iterators.size();
   MLIRContext *context = b.getContext();
-  result.maps.push_back(AffineMap::get(loops, 0, first, context));
+  result.maps.push_back(AffineMap::get(loops, 0, layout.read(first), context));
   result.inputs.push_back(source);
   if (paired) {
-    result.maps.push_back(AffineMap::get(loops, 0, second, context));
+    result.maps.push_back(
+        AffineMap::get(loops, 0, layout.read(second), context));
     result.inputs.push_back(source);
   }
   result.inputs.push_back(
@@ -375,7 +438,7 @@ Value accumulateRowLanes(OpBuilder &b, Location loc, const PairLayout &layout,
     for (int64_t e = 0; e < kPairBlock; ++e) {
       SmallVector<AffineExpr> at = exprs;
       at[pairPos] = block * kPairBlock + e;
-      maps.push_back(AffineMap::get(loops, 0, at, context));
+      maps.push_back(AffineMap::get(loops, 0, layout.read(at), context));
       inputs.push_back(layout.x);
     }
     // never read: gives k its extent
@@ -516,7 +579,7 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
   PairLayout layout = pairLayout(b, loc, x, dims);
   const int64_t rank = layout.reduced.size();
   SizeBuilder sizes{b, loc};
-  const OpFoldResult size = dimSize(b, loc, layout.x, layout.pairDim);
+  const OpFoldResult size = layout.size(b, loc, layout.pairDim);
   const int64_t units = keep ? int64_t(dims.size()) : 0;
   Type accType = cast<RankedTensorType>(acc.getType()).getElementType();
   MLIRContext *context = b.getContext();
@@ -526,6 +589,7 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
   };
   // x from `start` along the pair dim (static starts are map offsets instead).
   auto from = [&](Value start) -> Value {
+    assert(layout.groups.empty() && "a `?` pair dim is reshaped");
     SmallVector<OpFoldResult> offsets(rank, index(0)), strides(rank, index(1));
     SmallVector<OpFoldResult> shape = tensor::getMixedSizes(b, loc, layout.x);
     offsets[layout.pairDim] = start;
@@ -583,6 +647,7 @@ Value accumulatePairs(OpBuilder &b, Location loc, Value x,
     // gathers.) The elements without a partner are added below.
     SmallVector<OpFoldResult> shape = tensor::getMixedSizes(b, loc, layout.x);
     shape.back() = sizes.max(sizes.sub(size, index(kPairDistance)), index(0));
+    assert(layout.groups.empty() && "a `?` pair dim is reshaped");
     auto sliceFrom = [&](int64_t start) -> Value {
       SmallVector<OpFoldResult> offsets(rank, index(0)),
           strides(rank, index(1));

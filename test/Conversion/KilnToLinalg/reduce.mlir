@@ -203,14 +203,23 @@ func.func @mean_pairs_columns(%x: tensor<37x5xf32>) -> tensor<1x5xf32> {
 // -----
 
 // Pairs are counted over the reduced dims together. batch_norm's [N, C, H, W] over
-// 0, 2, 3 with H * W a multiple of 32: H and W collapse into one dim, which the blocks
-// tile (no copy). With 7 x 7 they cannot: the reduced dims move last first (a
-// transpose) and collapse into one run of 196 (6 blocks and 4 alone).
+// 0, 2, 3 with H * W a multiple of 32: the blocks tile H and W taken as one dim, read
+// where they lie (block k of an 8 x 8 plane is rows 4k to 4k + 3). With 4 x 4 the
+// blocks tile N, H and W taken as one dim (block k is planes 2k and 2k + 1), read in
+// place too: every block covers whole rows, so the maps stay linear. With 7 x 7 they
+// cannot: the reduced dims move last first (a transpose) and collapse into one run of
+// 196 (6 blocks and 4 alone). No reshape stands between the sum and a producer that
+// the maps read in place, so elementwise fusion can compute it in the sum's loop.
+// CHECK-DAG:   #[[HW0:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2 * 4, 0)>
+// CHECK-DAG:   #[[HW31:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2 * 4 + 3, 7)>
+// CHECK-DAG:   #[[NHW0:.*]] = affine_map<(d0, d1) -> (d1 * 2, d0, 0, 0)>
+// CHECK-DAG:   #[[NHW31:.*]] = affine_map<(d0, d1) -> (d1 * 2 + 1, d0, 3, 3)>
 // CHECK-LABEL: func.func @sum_pairs_bn(
-// CHECK:         %[[HW:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<4x3x8x8xf32> into tensor<4x3x64xf32>
+// CHECK-SAME:    %[[X:[^:]*]]: tensor<4x3x8x8xf32>, %[[Y:[^:]*]]: tensor<4x3x7x7xf32>, %[[Z:[^:]*]]: tensor<4x3x4x4xf32>)
 // The lanes run on over N: loops (n, c, k), the eager order of the blocks, and the
 // lanes start at 0 only where n and k are both 0.
-// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction"]} ins(%[[HW]], {{.*}}, %{{.*}} : tensor<4x3x64xf32>, {{.*}}, tensor<2xi8>)
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         linalg.generic {indexing_maps = [#[[HW0]], {{.*}}, #[[HW31]], {{.*}} iterator_types = ["reduction", "parallel", "reduction"]} ins(%[[X]], {{.*}}, %{{.*}} : tensor<4x3x8x8xf32>, {{.*}}, tensor<2xi8>)
 // CHECK:           %[[N:.*]] = linalg.index 0 : index
 // CHECK:           %[[N0:.*]] = arith.cmpi eq, %[[N]], %[[ORIGIN:.*]] : index
 // CHECK:           %[[K:.*]] = linalg.index 2 : index
@@ -218,14 +227,19 @@ func.func @mean_pairs_columns(%x: tensor<37x5xf32>) -> tensor<1x5xf32> {
 // CHECK:           %[[FIRST:.*]] = arith.andi %[[N0]], %[[K0]] : i1
 // CHECK:           arith.select %[[FIRST]], %{{.*}}, %out : f64
 // CHECK-NOT:     linalg.transpose
-// CHECK:         %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<4x3x7x7xf32>) outs(%{{.*}} : tensor<3x4x7x7xf32>) permutation = [1, 0, 2, 3]
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[Y]] : tensor<4x3x7x7xf32>) outs(%{{.*}} : tensor<3x4x7x7xf32>) permutation = [1, 0, 2, 3]
 // CHECK:         %[[FLAT:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1, 2, 3]] : tensor<3x4x7x7xf32> into tensor<3x196xf32>
 // CHECK:         linalg.generic {{.*}} ins(%[[FLAT]], {{.*}}, %{{.*}} : tensor<3x196xf32>, {{.*}}, tensor<6xi8>)
 // CHECK:         linalg.generic {{.*}} ins(%[[FLAT]], %{{.*}} : tensor<3x196xf32>, tensor<1x4xi8>)
-func.func @sum_pairs_bn(%x: tensor<4x3x8x8xf32>, %y: tensor<4x3x7x7xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+// CHECK-NOT:     linalg.transpose
+// CHECK-NOT:     tensor.collapse_shape
+// CHECK:         linalg.generic {indexing_maps = [#[[NHW0]], {{.*}}, #[[NHW31]], {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[Z]], {{.*}}, %{{.*}} : tensor<4x3x4x4xf32>, {{.*}}, tensor<2xi8>)
+// CHECK:         return
+func.func @sum_pairs_bn(%x: tensor<4x3x8x8xf32>, %y: tensor<4x3x7x7xf32>, %z: tensor<4x3x4x4xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
   %0 = kiln.reduce sum %x, dims = [0, 2, 3] : tensor<4x3x8x8xf32>
   %1 = kiln.reduce sum %y, dims = [0, 2, 3] : tensor<4x3x7x7xf32>
-  return %0, %1 : tensor<3xf32>, tensor<3xf32>
+  %2 = kiln.reduce sum %z, dims = [0, 2, 3] : tensor<4x3x4x4xf32>
+  return %0, %1, %2 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
 }
 
 // -----
