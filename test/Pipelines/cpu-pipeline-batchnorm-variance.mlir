@@ -12,11 +12,11 @@
 // CHECK:         %[[MEAN:.*]] = shufflevector <16 x float> %{{.*}}, <16 x float> poison, <16 x i32> zeroinitializer
 // CHECK:         %[[A:.*]] = load <16 x float>
 // CHECK:         %[[B:.*]] = load <16 x float>
-// CHECK:         %[[DB:.*]] = fsub <16 x float> %[[B]], %[[MEAN]]
-// CHECK:         %[[SB:.*]] = fmul <16 x float> %[[DB]], %[[DB]]
-// CHECK:         %[[DA:.*]] = fsub <16 x float> %[[A]], %[[MEAN]]
-// CHECK:         %[[SA:.*]] = fmul <16 x float> %[[DA]], %[[DA]]
-// CHECK:         %[[P:.*]] = fadd <16 x float> %[[SA]], %[[SB]]
+// CHECK-DAG:     %[[DA:.*]] = fsub <16 x float> %[[A]], %[[MEAN]]
+// CHECK-DAG:     %[[DB:.*]] = fsub <16 x float> %[[B]], %[[MEAN]]
+// CHECK-DAG:     %[[SA:.*]] = fmul <16 x float> %[[DA]], %[[DA]]
+// CHECK-DAG:     %[[SB:.*]] = fmul <16 x float> %[[DB]], %[[DB]]
+// CHECK:         %[[P:.*]] = fadd <16 x float> %{{.*}}, %{{.*}}
 // CHECK:         fpext <16 x float> %[[P]] to <16 x double>
 // CHECK:         ret void
 func.func @main(%x: tensor<8x32x16x16xf32> {kiln.input = 0 : i64}, %m: tensor<1x32x1x1xf32> {kiln.input = 1 : i64}) -> (tensor<1x32x1x1xf32> {kiln.output = 0 : i64}) {
