@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "frontend/core/kernels/Copy.h"
 #include "frontend/core/kernels/Depthwise.h"
@@ -312,20 +313,86 @@ bool planeDotConv(const Tensor& x, const Tensor& w, const Window& win, int64_t g
 // planes as filters); oneDNN runs it as one matrix-vector product per batch row, reading
 // all the filters each time, where one sgemm reads them once. Grouped ones stay on oneDNN:
 // an sgemm call per group would cost more than it saves.
+// c = a * b (each transposed where its flag says 'T') + beta * c, row-major, for a conv2d
+// of input xs and weight ws.
+void sgemmOrThrow(char transA, char transB, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const Shape& xs,
+                  const Shape& ws, const SourceLoc& loc) {
+  const dnnl::status status = dnnl::sgemm(transA, transB, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  if (status != dnnl::status::success)
+    throw Error::make(loc, "conv2d", "oneDNN's sgemm failed (status ", int(status), ") on input ", xs,
+                      " and weight ", ws);
+}
+
+// Whether t's planes (its last two dims) are contiguous rows of H * W elements, each
+// (dim 0, dim 1) pair's its own: the layout of a [N, C, H, W] tensor's transpose(0, 1).
+bool planesContiguous(const Tensor& t) {
+  const Shape& s = t.sizes();
+  const Strides& st = t.strides();
+  return st[3] == 1 && (s[2] == 1 || st[2] == s[3]);
+}
+
+// The pointwise weight gradient without its transposes: x is [C, N, H, W] and w is
+// [O, N, H, W], each the transpose(0, 1) view of a [N, *, H, W] tensor (convWeightGrad's
+// operands), and out[c, o] = sum over n of x[:, n] . w[:, n]^T, one sgemm per sample on
+// the planes where they lie, instead of copying both into [*, N * H * W] for one sgemm.
+// Measured with oneDNN's sgemm on MobileNetV2's shapes (batch 64, one thread): 0.25
+// against 0.41 ms for [144, 64, 8, 8] by [24, 64, 8, 8] with the copies, 0.09 against 0.18
+// on 4x4 planes; on planes of 4 or fewer elements the small products lose (0.24 against
+// 0.23 ms on 2x2), so those keep the copies, except 1x1 planes, one sgemm over the samples
+// reading both operands transposed (0.56 against 0.25 ms per sample). Samples are summed
+// in fixed chunks of 8, each chunk's products on one thread into its own partial sum,
+// then the partials in chunk order: the bits do not depend on the thread count.
+bool perSampleWholeInputConv(const Tensor& x, const Tensor& w, Tensor& out, const SourceLoc& loc) {
+  const Shape &xs = x.sizes(), &ws = w.sizes();
+  constexpr int64_t kChunk = 8;
+  const int64_t c = xs[0], n = xs[1], o = ws[0], plane = xs[2] * xs[3];
+  if (plane == 1 && x.strides()[0] == 1 && w.strides()[0] == 1 && x.strides()[1] >= c &&
+      w.strides()[1] >= o && !(x.is_contiguous() && w.is_contiguous())) {
+    // 1x1 planes: x and w are [N, C] and [N, O] matrices read transposed, and out = x^T w
+    // is one sgemm over the samples.
+    sgemmOrThrow('T', 'N', c, o, n, x.data_ptr<float>(), x.strides()[1], w.data_ptr<float>(), w.strides()[1],
+                 0.0f, out.data_ptr<float>(), o, xs, ws, loc);
+    return true;
+  }
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  if (plane < 16 || (x.is_contiguous() && w.is_contiguous()) || !planesContiguous(x) ||
+      !planesContiguous(w) || x.strides()[0] < plane || w.strides()[0] < plane ||
+      chunks * c * o > (int64_t(1) << 22))
+    return false;
+  const float *px = x.data_ptr<float>(), *pw = w.data_ptr<float>();
+  const int64_t ldx = x.strides()[0], sampleX = x.strides()[1];
+  const int64_t ldw = w.strides()[0], sampleW = w.strides()[1];
+  std::vector<float> partials(size_t((chunks - 1) * c * o));
+  float* result = out.data_ptr<float>();
+  auto chunkInto = [&](int64_t chunk) { return chunk == 0 ? result : partials.data() + (chunk - 1) * c * o; };
+  parallelFor(0, chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t chunk = begin; chunk < end; ++chunk)
+      for (int64_t s = chunk * kChunk; s < std::min(n, (chunk + 1) * kChunk); ++s)
+        sgemmOrThrow('N', 'T', c, o, plane, px + s * sampleX, ldx, pw + s * sampleW, ldw,
+                     s == chunk * kChunk ? 0.0f : 1.0f, chunkInto(chunk), o, xs, ws, loc);
+  });
+  parallelFor(0, c * o, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t chunk = 1; chunk < chunks; ++chunk) {
+      const float* partial = chunkInto(chunk);
+      for (int64_t i = begin; i < end; ++i) result[i] += partial[i];
+    }
+  });
+  return true;
+}
+
 bool wholeInputConv(const Tensor& xIn, const Tensor& wIn, const Window& win, int64_t groups, Tensor& out,
                     const SourceLoc& loc) {
   const Shape &xs = xIn.sizes(), &ws = wIn.sizes();
   if (xIn.dtype() != kFloat32 || groups != 1 || ws[2] != xs[2] || ws[3] != xs[3] || win.pt != 0 ||
       win.pb != 0 || win.pl != 0 || win.pr != 0)
     return false;
+  onednn::useKilnThreads();
+  if (perSampleWholeInputConv(xIn, wIn, out, loc)) return true;
   Tensor x = kernels::contiguousValues(xIn, loc), w = kernels::contiguousValues(wIn, loc);
   const int64_t n = xs[0], o = ws[0], k = xs[1] * xs[2] * xs[3];
-  onednn::useKilnThreads();
-  const dnnl::status status = dnnl::sgemm('N', 'T', n, o, k, 1.0f, x.data_ptr<float>(), k, w.data_ptr<float>(),
-                                          k, 0.0f, out.data_ptr<float>(), o);
-  if (status != dnnl::status::success)
-    throw Error::make(loc, "conv2d", "oneDNN's sgemm failed (status ", int(status), ") on input ", xs,
-                      " and weight ", ws);
+  sgemmOrThrow('N', 'T', n, o, k, x.data_ptr<float>(), k, w.data_ptr<float>(), k, 0.0f, out.data_ptr<float>(), o, xs,
+               ws, loc);
   return true;
 }
 

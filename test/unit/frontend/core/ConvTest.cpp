@@ -17,6 +17,7 @@
 #include "kiln/core/Autograd.h"
 #include "kiln/core/Ops.h"
 #include "kiln/core/Random.h"
+#include "kiln/core/ThreadPool.h"
 #include "test/unit/frontend/GradCheck.h"
 
 namespace kiln {
@@ -229,6 +230,34 @@ Tensor convOp(const std::vector<Tensor>& in, int64_t stride, int64_t pad, int64_
                    {{"stride", Shape{stride, stride}}, {"padding", Shape{pad, pad, pad, pad}},
                     {"dilation", Shape{1, 1}}, {"groups", groups}, {"relu", relu}},
                    SourceLoc::current());
+}
+
+// A pointwise layer's weight gradient arrives as a convolution of transposed views, x
+// [C, N, H, W] by w [O, N, H, W] with the whole plane as window (convWeightGrad): on planes of
+// 16 or more elements one sgemm per sample where the planes lie, on 1x1 planes one sgemm
+// reading both transposed, else the copies and one sgemm. Each against the reference loops
+// in f64, with N not a multiple of the 8-sample chunks, and the same bits on one thread
+// as on two.
+TEST(Conv2d, WholeInputConvOfTransposedViewsMatchesTheReference) {
+  manual_seed(41);
+  for (const Shape& plane : {Shape{4, 4}, Shape{8, 8}, Shape{5, 7}, Shape{1, 1}, Shape{2, 2}}) {
+    const int64_t n = 19, c = 12, o = 7;
+    Tensor x = randn({n, c, plane[0], plane[1]}).transpose(0, 1);
+    Tensor w = randn({n, o, plane[0], plane[1]}).transpose(0, 1);
+    ASSERT_FALSE(x.is_contiguous());
+    Tensor ref = convOp({x.to(kFloat64).contiguous(), w.to(kFloat64).contiguous()}, 1, 0, 1, false);
+    const int threads = get_num_threads();
+    set_num_threads(1);
+    Tensor one = convOp({x, w}, 1, 0, 1, false);
+    set_num_threads(2);
+    Tensor two = convOp({x, w}, 1, 0, 1, false);
+    set_num_threads(threads);
+    ASSERT_EQ(one.sizes(), (Shape{c, o, 1, 1}));
+    const double scale = amax(abs(ref)).item<double>();
+    EXPECT_LE(amax(abs(sub(one.to(kFloat64), ref))).item<double>(), 1e-5 * scale) << plane[0] << "x" << plane[1];
+    EXPECT_EQ(std::memcmp(one.data_ptr<float>(), two.data_ptr<float>(), size_t(one.numel()) * sizeof(float)), 0)
+        << plane[0] << "x" << plane[1];
+  }
 }
 
 TEST(Conv2d, BiasAndReluEpiloguesGiveTheSeparateOpsValues) {
