@@ -490,8 +490,18 @@ INSTANTIATE_TEST_SUITE_P(
         DepthwiseCase{"oneOutputRow", {2, 2, 1, 16}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
         DepthwiseCase{"twoOutputRows", {1, 2, 2, 20}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
         DepthwiseCase{"multiplier3", {2, 3, 6, 17}, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
-        // The general loop: rows narrower than a vector, padLeft past the 3x3 loop's.
+        // The general loop on rows narrower than a vector: MobileNetV2's 8x8 to 1x1 planes,
+        // a row just short of a vector, one output row, dilation with a multiplier,
+        // asymmetric padding, and padLeft past the 3x3 loop's.
         DepthwiseCase{"narrowerThanAVector", {2, 3, 5, 6}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"mobilenet8x8", {3, 5, 8, 8}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"mobilenet4x4", {2, 6, 4, 4}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"mobilenet2x2", {2, 3, 2, 2}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"mobilenet1x1", {4, 3, 1, 1}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"rowOf15", {1, 2, 6, 15}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
+        DepthwiseCase{"narrowOneOutputRow", {2, 2, 3, 9}, 1, 3, 3, 1, 1, 1, 1, 0, 0, 1, 1},
+        DepthwiseCase{"narrowDilatedMultiplier2", {1, 3, 9, 7}, 2, 3, 2, 1, 1, 2, 3, 2, 1, 3, 0},
+        DepthwiseCase{"narrowAsymmetricPadding", {2, 2, 7, 5}, 1, 3, 3, 1, 1, 1, 1, 2, 0, 0, 2},
         // The general loop: strides (column phases), dilation, multipliers, asymmetric padding.
         DepthwiseCase{"stride2", {2, 4, 15, 15}, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
         DepthwiseCase{"dilatedMultiplier2", {1, 3, 11, 20}, 2, 5, 3, 1, 1, 2, 1, 2, 1, 1, 2},
@@ -507,7 +517,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(DepthwiseKernel, NonFiniteInputsGiveTheWindowSums) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   for (const DepthwiseCase& c : {DepthwiseCase{"3x3 loop", {2, 3, 7, 21}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},
-                                 DepthwiseCase{"general loop", {2, 3, 7, 21}, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}}) {
+                                 DepthwiseCase{"general loop", {2, 3, 7, 21}, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},
+                                 DepthwiseCase{"narrow rows", {2, 3, 7, 12}, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}}) {
     SCOPED_TRACE(c.name);
     const kernels::DepthwiseGeometry g = geometryOf(c);
     manual_seed(23);
