@@ -8,6 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include <omp.h>
+
 #include "frontend/core/kernels/Copy.h"
 #include "frontend/core/kernels/Depthwise.h"
 #include "frontend/core/kernels/Epilogue.h"
@@ -366,6 +368,13 @@ bool perSampleWholeInputConv(const Tensor& x, const Tensor& w, Tensor& out, cons
   std::vector<float> partials(size_t((chunks - 1) * c * o));
   float* result = out.data_ptr<float>();
   auto chunkInto = [&](int64_t chunk) { return chunk == 0 ? result : partials.data() + (chunk - 1) * c * o; };
+  // Each sgemm on one thread, also where the chunks run inline (a single chunk): the chunks
+  // are the parallelism, and an sgemm oneDNN split over threads might add in another order.
+  struct OneOpenMpThread {
+    int before = omp_get_max_threads();
+    OneOpenMpThread() { omp_set_num_threads(1); }
+    ~OneOpenMpThread() { omp_set_num_threads(before); }
+  } oneThread;
   parallelFor(0, chunks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t chunk = begin; chunk < end; ++chunk)
       for (int64_t s = chunk * kChunk; s < std::min(n, (chunk + 1) * kChunk); ++s)
