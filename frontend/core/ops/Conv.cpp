@@ -309,12 +309,6 @@ bool planeDotConv(const Tensor& x, const Tensor& w, const Window& win, int64_t g
   return true;
 }
 
-// A convolution with one group whose window is the whole unpadded input (one output
-// position) is a matrix product: out[n, o] = x[n] . w[o], both flattened over channel,
-// height and width. How a pointwise layer's weight gradient arrives (the output gradient's
-// planes as filters); oneDNN runs it as one matrix-vector product per batch row, reading
-// all the filters each time, where one sgemm reads them once. Grouped ones stay on oneDNN:
-// an sgemm call per group would cost more than it saves.
 // c = a * b (each transposed where its flag says 'T') + beta * c, row-major, for a conv2d
 // of input xs and weight ws.
 void sgemmOrThrow(char transA, char transB, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
@@ -390,6 +384,12 @@ bool perSampleWholeInputConv(const Tensor& x, const Tensor& w, Tensor& out, cons
   return true;
 }
 
+// A convolution with one group whose window is the whole unpadded input (one output
+// position) is a matrix product: out[n, o] = x[n] . w[o], both flattened over channel,
+// height and width. How a pointwise layer's weight gradient arrives (the output gradient's
+// planes as filters); oneDNN runs it as one matrix-vector product per batch row, reading
+// all the filters each time, where one sgemm reads them once. Grouped ones stay on oneDNN:
+// an sgemm call per group would cost more than it saves.
 bool wholeInputConv(const Tensor& xIn, const Tensor& wIn, const Window& win, int64_t groups, Tensor& out,
                     const SourceLoc& loc) {
   const Shape &xs = xIn.sizes(), &ws = wIn.sizes();

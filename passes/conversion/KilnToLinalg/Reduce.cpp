@@ -173,14 +173,14 @@ struct PairLayout {
   SmallVector<bool> reduced;
   int64_t pairDim;
   // Empty when x's dims are the layout's. Else, for each layout dim, the dims of
-  // x it stands for (the pair dim's several, outermost first), and x's sizes.
+  // x (static sizes) it stands for: the pair dim's several, outermost first.
   SmallVector<ReassociationIndices> groups;
-  SmallVector<int64_t> shape;
 
   // x's indices at the layout's indices `at`.
   SmallVector<AffineExpr> read(ArrayRef<AffineExpr> at) const {
     if (groups.empty())
       return SmallVector<AffineExpr>(at);
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(x.getType()).getShape();
     SmallVector<AffineExpr> exprs(shape.size());
     for (auto [index, group] : llvm::zip_equal(at, groups)) {
       int64_t stride = 1;
@@ -199,7 +199,7 @@ struct PairLayout {
       return dimSize(b, loc, x, d);
     int64_t product = 1;
     for (int64_t dim : groups[d])
-      product *= shape[dim];
+      product *= cast<RankedTensorType>(x.getType()).getDimSize(dim);
     return b.getIndexAttr(product);
   }
 };
@@ -216,7 +216,7 @@ PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
   };
   int64_t last = dims.back();
   if (wholeBlocks(type.getDimSize(last)))
-    return {x, reduced, last, {}, {}};
+    return {x, reduced, last, {}};
   int64_t first = last, run = type.getDimSize(last);
   while (first > 0 && reduced[first - 1]) {
     int64_t size = type.getDimSize(--first);
@@ -238,14 +238,20 @@ PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
     last = rank - 1;
   }
   if (!moved && first == last)
-    return {x, reduced, last, {}, {}};
-  SmallVector<ReassociationIndices> groups;
+    return {x, reduced, last, {}};
+  // The layout's dims as positions in `perm` (the reshape's reassociation), and as
+  // dims of x.
+  SmallVector<ReassociationIndices> collapsed;
   for (int64_t p = 0; p < rank; ++p) {
     if (p <= first || p > last)
-      groups.push_back({perm[p]});
+      collapsed.push_back({p});
     else
-      groups.back().push_back(perm[p]);
+      collapsed.back().push_back(p);
   }
+  SmallVector<ReassociationIndices> groups = collapsed;
+  for (ReassociationIndices &group : groups)
+    for (int64_t &d : group)
+      d = perm[d];
   SmallVector<bool> layoutReduced;
   for (const ReassociationIndices &group : groups)
     layoutReduced.push_back(reduced[group.front()]);
@@ -258,7 +264,7 @@ PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
       inner *= type.getDimSize(d);
   }
   if (known && kPairBlock % inner == 0)
-    return {x, layoutReduced, first, groups, llvm::to_vector(type.getShape())};
+    return {x, layoutReduced, first, groups};
 
   if (moved) {
     SmallVector<OpFoldResult> shape;
@@ -267,17 +273,9 @@ PairLayout pairLayout(OpBuilder &b, Location loc, Value x,
     Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
     x = linalg::TransposeOp::create(b, loc, x, init, perm)->getResult(0);
   }
-  if (first < last) {
-    SmallVector<ReassociationIndices> collapsed;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d <= first || d > last)
-        collapsed.push_back({d});
-      else
-        collapsed.back().push_back(d);
-    }
+  if (first < last)
     x = tensor::CollapseShapeOp::create(b, loc, x, collapsed);
-  }
-  return {x, layoutReduced, first, {}, {}};
+  return {x, layoutReduced, first, {}};
 }
 
 // The operands of a generic that adds elements shift + 32k + l of `source` (a
