@@ -113,7 +113,11 @@ constexpr int kMemorySteps = 3;
 // (whole-process peak so far), before and at the peak of the measured steps, and for Kiln
 // Storage's peak above what was alive before them.
 int memoryChild(const std::string& variant) {
+  // Pages mapped from files (the libraries' code and data) and shared memory: the resident
+  // set less these is the process's private memory.
+  auto fileBacked = [] { return statusBytes("RssFile") + statusBytes("RssShmem"); };
   const double start = statusBytes("VmRSS");
+  const double fileStart = fileBacked();
   auto data = std::make_shared<CnnData>();
   Step step = makeStep(variant, data);
   if (!step) return 3;
@@ -122,12 +126,15 @@ int memoryChild(const std::string& variant) {
   kiln::Storage::emptyCache();  // Kiln's cache of freed blocks: the steps below refill it
   malloc_trim(0);
   const double before = statusBytes("VmRSS");
+  const double fileBefore = fileBacked();
   std::ofstream("/proc/self/clear_refs") << "5";  // VmHWM := VmRSS
   const double storageBefore = double(kiln::Storage::allocatedBytes());
   kiln::Storage::resetPeakAllocatedBytes();
   for (int i = 0; i < kMemorySteps; ++i) sink(step());
   std::printf("MEM start %.0f\nMEM warmup_peak %.0f\nMEM before %.0f\nMEM peak %.0f\n", start,
               warmupPeak, before, statusBytes("VmHWM"));
+  std::printf("MEM file_start %.0f\nMEM file_before %.0f\nMEM file_after %.0f\n", fileStart,
+              fileBefore, fileBacked());
   if (variant != "libtorch")
     std::printf("MEM storage_peak %.0f\n",
                 double(kiln::Storage::peakAllocatedBytes()) - storageBefore);
@@ -287,11 +294,19 @@ int main(int argc, char** argv) {
       "before them, "
       "\"whole process\" VmHWM through building, compiling and warm-up. Kiln storage: "
       "Storage's peak over the same steps above what was alive before them, plus the "
-      "compiled program's arena (oneDNN scratchpads not counted).\n\n",
+      "compiled program's arena (oneDNN scratchpads not counted). \"private\": the step peak "
+      "less the pages mapped from files (RssFile + RssShmem just before the steps: code and "
+      "data of the libraries, which the compiler touches and any process using them shares; "
+      "an upper bound, as those pages only grow), above the same at start; \"files grew\": "
+      "file-backed pages from start to before the steps.\n\n",
       kMemorySteps);
   Table mem({"variant", "RSS at start:", "whole process:", "held before:", "step peak:",
-             "step peak - held:", "Kiln storage peak + arena:", "arena:"});
+             "step peak - held:", "step peak, private:", "files grew:",
+             "Kiln storage peak + arena:", "arena:"});
   auto above = [&](const Memory& m, const char* key) { return m.at(key) - m.at("start"); };
+  auto privatePeak = [&](const Memory& m) {
+    return (m.at("peak") - m.at("file_before")) - (m.at("start") - m.at("file_start"));
+  };
   auto kilnWorking = [&](const Memory& m) {
     return m.at("storage_peak") + (std::isnan(m.arenaBytes) ? 0 : m.arenaBytes);
   };
@@ -300,6 +315,7 @@ int main(int argc, char** argv) {
     const Memory& m = memory[v];
     mem.row({v, fmtMiB(m.at("start")), fmtMiB(above(m, "warmup_peak")), fmtMiB(above(m, "before")),
              fmtMiB(above(m, "peak")), fmtMiB(m.at("peak") - m.at("before")),
+             fmtMiB(privatePeak(m)), fmtMiB(m.at("file_before") - m.at("file_start")),
              std::string(v) == "libtorch" ? "-" : fmtMiB(kilnWorking(m)), fmtMiB(m.arenaBytes)});
   }
   mem.print();
@@ -313,6 +329,7 @@ int main(int argc, char** argv) {
                     verdict(g, g <= 0.5, fmtRatio(g) + " > 0.5x")});
   };
   ratioRow("step peak RSS above start", [&](const Memory& m) { return above(m, "peak"); });
+  ratioRow("step peak private RSS above start", privatePeak);
   ratioRow("Kiln storage peak + arena", kilnWorking);
   memTargets.print();
 
