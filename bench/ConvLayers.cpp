@@ -12,12 +12,14 @@
 // processes then do not count.
 //
 // "count" is how often the geometry occurs in one forward pass; the last line sums
-// count x ms for both columns.
+// count x ms for both columns. A second table does the same for the depthwise layers'
+// weight gradients (--filter=wgrad for it alone).
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/Harness.h"
@@ -87,6 +89,19 @@ std::vector<double> cpuTimes(const std::vector<std::function<void()>>& fs, const
   return medians;
 }
 
+// Kiln's and the bound's median ms per call, alternating: process CPU time (--cpu_time=1)
+// or wall time.
+std::pair<double, double> timePair(const std::function<void()>& ours, const std::function<void()>& peer,
+                                   const Options& options, bool cpuTime) {
+  if (cpuTime) {
+    const std::vector<double> ms = cpuTimes({ours, peer}, options);
+    return {ms[0], ms[1]};
+  }
+  Timed kiln(ours), bound(peer);
+  timeAlternating({&kiln, &bound}, options);
+  return {kiln.median(), bound.median()};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,15 +121,7 @@ int main(int argc, char** argv) {
       sink(kiln::conv2d(x, w, kiln::Tensor(), {l.stride}, {pad}, {1}, l.groups));
     };
     const std::function<void()> peer = convBound(l.x, l.w, l.groups, l.stride);
-    double kilnMs, boundMs;
-    if (cpuTime) {
-      const std::vector<double> ms = cpuTimes({ours, peer}, options);
-      kilnMs = ms[0], boundMs = ms[1];
-    } else {
-      Timed kiln(ours), bound(peer);
-      timeAlternating({&kiln, &bound}, options);
-      kilnMs = kiln.median(), boundMs = bound.median();
-    }
+    const auto [kilnMs, boundMs] = timePair(ours, peer, options, cpuTime);
     kilnTotal += l.count * kilnMs;
     boundTotal += l.count * boundMs;
     std::printf("| %s | %lld | %s | %s | %s |\n", row.c_str(), (long long)l.count, fmtMs(kilnMs).c_str(),
@@ -122,4 +129,32 @@ int main(int argc, char** argv) {
   }
   std::printf("| forward pass, count x ms | | %s | %s | %s |\n", fmtMs(kilnTotal).c_str(), fmtMs(boundTotal).c_str(),
               fmtRatio(boundTotal / kilnTotal).c_str());
+
+  // The depthwise layers' weight gradients as the compiled step's kiln.conv2d host ops get
+  // them (convWeightGrad: the input's planes grouped by channel, [1, C * N, H, W], the output
+  // gradient's planes as filters, [C, N, H', W'], both materialized by host transposes, the
+  // layer's stride as dilation), beside oneDNN's backward-weights primitive on its layouts.
+  std::printf("\n| depthwise weight gradient | count | kiln ms | oneDNN blocked ms | of bound |\n"
+              "|---|---:|---:|---:|---:|\n");
+  kilnTotal = boundTotal = 0;
+  for (const Layer& l : mobileNetV2Layers()) {
+    const std::string row = name(l) + " wgrad";
+    if (l.groups == 1 || !wanted(options, row)) continue;
+    const int64_t n = l.x[0], c = l.x[1], pad = l.w[2] / 2;
+    const int64_t oh = (l.x[2] + 2 * pad - l.w[2]) / l.stride + 1, ow = (l.x[3] + 2 * pad - l.w[3]) / l.stride + 1;
+    const Dims xd{1, c * n, l.x[2], l.x[3]}, gd{c, n, oh, ow};
+    std::vector<float> xv = hostValues(xd, 3), gv = hostValues(gd, 4);
+    const kiln::Tensor x = kilnTensor(xv, xd), g = kilnTensor(gv, gd);
+    const std::function<void()> ours = [&] {
+      sink(kiln::conv2d(x, g, kiln::Tensor(), {1}, {pad}, {l.stride}, c));
+    };
+    const std::function<void()> peer = convWeightGradBound(l.x, l.w, l.groups, l.stride);
+    const auto [kilnMs, boundMs] = timePair(ours, peer, options, cpuTime);
+    kilnTotal += l.count * kilnMs;
+    boundTotal += l.count * boundMs;
+    std::printf("| %s | %lld | %s | %s | %s |\n", row.c_str(), (long long)l.count, fmtMs(kilnMs).c_str(),
+                fmtMs(boundMs).c_str(), fmtRatio(boundMs / kilnMs).c_str());
+  }
+  std::printf("| weight gradients, count x ms | | %s | %s | %s |\n", fmtMs(kilnTotal).c_str(),
+              fmtMs(boundTotal).c_str(), fmtRatio(boundTotal / kilnTotal).c_str());
 }

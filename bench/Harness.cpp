@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -342,14 +343,39 @@ std::function<void()> sgemmBound(int64_t n) {
   };
 }
 
+namespace {
+
+// A convolution's padding (half the window), oneDNN's weight dims (goihw where grouped)
+// and its output's.
+struct ConvDims {
+  int64_t pad;
+  dnnl::memory::dims weights, output;
+};
+
+ConvDims convDims(const Dims& xs, const Dims& ws, int64_t groups, int64_t stride) {
+  const int64_t pad = ws[2] / 2;
+  return {pad,
+          groups == 1 ? dnnl::memory::dims(ws.begin(), ws.end())
+                      : dnnl::memory::dims{groups, ws[0] / groups, ws[1], ws[2], ws[3]},
+          {xs[0], ws[0], (xs[2] + 2 * pad - ws[2]) / stride + 1, (xs[3] + 2 * pad - ws[3]) / stride + 1}};
+}
+
+// Fills `dst` (a blocked buffer) through a reorder from random values in the plain layout.
+void fillFromPlain(dnnl::memory& dst, const dnnl::memory::dims& dims, dnnl::memory::format_tag plain, uint32_t seed) {
+  std::vector<float> values = hostValues(Dims(dims.begin(), dims.end()), seed);
+  dnnl::memory src(dnnl::memory::desc(dims, dnnl::memory::data_type::f32, plain), engine(), values.data());
+  dnnl::stream s(engine());
+  dnnl::reorder(src, dst).execute(s, src, dst);
+  s.wait();
+}
+
+}  // namespace
+
 std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups, int64_t stride) {
   using namespace dnnl;
   using tag = memory::format_tag;
   const auto f32 = memory::data_type::f32;
-  const int64_t pad = ws[2] / 2;
-  memory::dims wdims = groups == 1 ? memory::dims(ws.begin(), ws.end())
-                                   : memory::dims{groups, ws[0] / groups, ws[1], ws[2], ws[3]};
-  memory::dims ydims{xs[0], ws[0], (xs[2] + 2 * pad - ws[2]) / stride + 1, (xs[3] + 2 * pad - ws[3]) / stride + 1};
+  const auto [pad, wdims, ydims] = convDims(xs, ws, groups, stride);
   convolution_forward::desc desc(prop_kind::forward_inference, algorithm::convolution_direct,
                                  memory::desc(memory::dims(xs.begin(), xs.end()), f32, tag::any),
                                  memory::desc(wdims, f32, tag::any), memory::desc(ydims, f32, tag::any),
@@ -358,20 +384,40 @@ std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups, 
   auto x = std::make_shared<memory>(pd->src_desc(), engine());
   auto w = std::make_shared<memory>(pd->weights_desc(), engine());
   auto y = std::make_shared<memory>(pd->dst_desc(), engine());
-  // Fill the blocked buffers through reorders from plain random values.
-  auto fill = [&](memory& dst, const memory::dims& dims, tag plain, uint32_t seed) {
-    std::vector<float> values = hostValues(Dims(dims.begin(), dims.end()), seed);
-    memory src(memory::desc(dims, f32, plain), engine(), values.data());
-    stream s(engine());
-    reorder(src, dst).execute(s, src, dst);
-    s.wait();
-  };
-  fill(*x, memory::dims(xs.begin(), xs.end()), tag::nchw, 21);
-  fill(*w, wdims, groups == 1 ? tag::oihw : tag::goihw, 22);
+  fillFromPlain(*x, memory::dims(xs.begin(), xs.end()), tag::nchw, 21);
+  fillFromPlain(*w, wdims, groups == 1 ? tag::oihw : tag::goihw, 22);
   auto prim = std::make_shared<convolution_forward>(*pd);
   return [=] {
     stream s(engine());
     prim->execute(s, {{DNNL_ARG_SRC, *x}, {DNNL_ARG_WEIGHTS, *w}, {DNNL_ARG_DST, *y}});
+    s.wait();
+  };
+}
+
+std::function<void()> convWeightGradBound(const Dims& xs, const Dims& ws, int64_t groups, int64_t stride) {
+  using namespace dnnl;
+  using tag = memory::format_tag;
+  const auto f32 = memory::data_type::f32;
+  const auto [pad, wdims, ydims] = convDims(xs, ws, groups, stride);
+  const memory::desc x(memory::dims(xs.begin(), xs.end()), f32, tag::any), w(wdims, f32, tag::any),
+      y(ydims, f32, tag::any);
+  convolution_forward::primitive_desc forward(
+      convolution_forward::desc(prop_kind::forward_training, algorithm::convolution_direct, x, w, y,
+                                {stride, stride}, {pad, pad}, {pad, pad}),
+      engine());
+  auto pd = std::make_shared<convolution_backward_weights::primitive_desc>(
+      convolution_backward_weights::desc(algorithm::convolution_direct, x, w, y, {stride, stride}, {pad, pad},
+                                         {pad, pad}),
+      engine(), forward);
+  auto src = std::make_shared<memory>(pd->src_desc(), engine());
+  auto dy = std::make_shared<memory>(pd->diff_dst_desc(), engine());
+  auto dw = std::make_shared<memory>(pd->diff_weights_desc(), engine());
+  fillFromPlain(*src, memory::dims(xs.begin(), xs.end()), tag::nchw, 23);
+  fillFromPlain(*dy, ydims, tag::nchw, 24);
+  auto prim = std::make_shared<convolution_backward_weights>(*pd);
+  return [=] {
+    stream s(engine());
+    prim->execute(s, {{DNNL_ARG_SRC, *src}, {DNNL_ARG_DIFF_DST, *dy}, {DNNL_ARG_DIFF_WEIGHTS, *dw}});
     s.wait();
   };
 }

@@ -132,6 +132,11 @@ std::function<void()> sgemmBound(int64_t n);
 // input and weights reordered once outside the timing.
 std::function<void()> convBound(const Dims& xs, const Dims& ws, int64_t groups, int64_t stride = 1);
 
+// oneDNN's weight gradient of the same convolution (convolution_backward_weights, direct),
+// source and output gradient already on its preferred layouts (reordered once, untimed):
+// the bound of a layer's weight gradient.
+std::function<void()> convWeightGradBound(const Dims& x, const Dims& w, int64_t groups, int64_t stride);
+
 // ---- targets (docs/BENCHMARKS.md, "Where Kiln must stand") -----------------------------------
 
 // The share of triad bandwidth a memory-bound chain over `elements` floats must reach:

@@ -17,11 +17,15 @@
 #include "frontend/core/kernels/Depthwise.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <vector>
+#include <utility>
+#include <stdexcept>
 
 #include "frontend/core/kernels/Loops.h"
+#include "frontend/core/kernels/Scratch.h"
 #include "kiln/core/ThreadPool.h"
 
 namespace kiln::kernels {
@@ -278,121 +282,255 @@ KILN_VECTOR_CLONES void planesChunk3x3(const float* x, const float* w, float* y,
   convolvePlanes<true>(x, w, y, g, begin, end);
 }
 
-// The padded grid a group's planes are copied onto: the rows and columns the windows span,
-// one plane after another; `length` rounded up to whole pairs of vectors, and `slack`
-// floats after it, which the largest output shift reads past the last plane.
-struct DotGrid {
-  int64_t rows, cols, plane, length, slack;
+// A group's planes and filters with the channels innermost, in blocks of 16 channels (one
+// vector), so that each tap of each output is whole vector products however small the
+// planes are: every position r, c of the padded grid the windows span holds input channel
+// k at row r - padTop, column c - padLeft (only positions inside the input are written,
+// and only those are read), every tap i, j the channels' filter values. Channels past the
+// last are zero. A group that fits in L1 (32 KiB) keeps each position's blocks together;
+// a bigger one each block's positions (and taps) together, so that one block's inputs and
+// filters (36 KiB for 16x16 planes) stay in L1 while every output sums its taps over them.
+struct ChannelsLast {
+  int64_t rows, cols, blocks, taps;
+  bool blockMajor;
+  int64_t position, block;        // the input's floats from one position, one block to the next
+  int64_t tapPosition, tapBlock;  // the filters'
 
-  explicit DotGrid(const PlaneDotGeometry& g)
+  explicit ChannelsLast(const PlaneDotGeometry& g)
       : rows((g.outH - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1),
         cols((g.outW - 1) * g.strideW + (g.kw - 1) * g.dilationW + 1),
-        plane(rows * cols),
-        length((g.channels * plane + 2 * kLanes - 1) / (2 * kLanes) * (2 * kLanes)),
-        slack((g.outH - 1) * g.strideH * cols + (g.outW - 1) * g.strideW) {}
+        blocks((g.channels + kLanes - 1) / kLanes),
+        taps(g.kh * g.kw),
+        blockMajor(floats() * int64_t(sizeof(float)) > 32 * 1024),
+        position(blockMajor ? kLanes : blocks * kLanes),
+        block(blockMajor ? rows * cols * kLanes : kLanes),
+        tapPosition(blockMajor ? kLanes : blocks * kLanes),
+        tapBlock(blockMajor ? taps * kLanes : kLanes) {}
+  int64_t inputFloats() const { return blocks * kLanes * rows * cols; }
+  int64_t floats() const { return blocks * kLanes * (rows * cols + taps); }
 };
 
-// Copies group `group`'s input planes and filters onto the grid. Every group writes the
-// same positions, so the zeros around them, set once, stay. Returns whether every value
-// copied is finite (v * 0 is NaN for inf and NaN alone).
-KILN_INLINE_IN_CLONES bool fillGroup(const float* x, const float* w, const PlaneDotGeometry& g,
-                                     const DotGrid& d, int64_t group, float* planes, float* filters) {
-  float check = 0;
-  const float* xg = x + group * g.channels * g.xChannel;
-  const int64_t r0 = std::max<int64_t>(0, g.padTop), r1 = std::min(d.rows, g.padTop + g.height);
-  const int64_t c0 = std::max<int64_t>(0, g.padLeft), c1 = std::min(d.cols, g.padLeft + g.width);
-  for (int64_t k = 0; k < g.channels; ++k)
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* src = xg + k * g.xChannel + (r - g.padTop) * g.xRow - g.padLeft * g.xCol;
-      float* dst = planes + k * d.plane + r * d.cols;
-      for (int64_t c = c0; c < c1; ++c) {
-        dst[c] = src[c * g.xCol];
-        check += dst[c] * 0.0f;
-      }
-    }
-  const float* wg = w + group * g.wGroup;
-  for (int64_t k = 0; k < g.channels; ++k)
-    for (int64_t i = 0; i < g.kh; ++i)
-      for (int64_t j = 0; j < g.kw; ++j) {
-        const float v = wg[k * g.wChannel + i * g.wRow + j * g.wCol];
-        filters[k * d.plane + i * g.dilationH * d.cols + j * g.dilationW] = v;
-        check += v * 0.0f;
-      }
-  return check == 0.0f;
+// The 16x16 block rows[0..16) transposed in place: four rounds, round B exchanging bit B
+// of the row index with bit B of the column index (rows i and i + B trade the halves of
+// their 2B-wide column blocks), two-register shuffles throughout.
+template <int B>
+KILN_INLINE_IN_CLONES void exchangeBit(Floats* rows) {
+  constexpr auto lo = [] {
+    std::array<int, kLanes> idx{};
+    for (int c = 0; c < kLanes; ++c) idx[size_t(c)] = (c & B) == 0 ? c : kLanes + c - B;
+    return idx;
+  }();
+  constexpr auto hi = [] {
+    std::array<int, kLanes> idx{};
+    for (int c = 0; c < kLanes; ++c) idx[size_t(c)] = (c & B) == 0 ? c + B : kLanes + c;
+    return idx;
+  }();
+  for (int i = 0; i < kLanes; ++i) {
+    if (i & B) continue;
+    const Floats a = rows[i], b = rows[i + B];
+    rows[i] = __builtin_shufflevector(a, b, lo[0], lo[1], lo[2], lo[3], lo[4], lo[5], lo[6], lo[7], lo[8], lo[9],
+                                      lo[10], lo[11], lo[12], lo[13], lo[14], lo[15]);
+    rows[i + B] = __builtin_shufflevector(a, b, hi[0], hi[1], hi[2], hi[3], hi[4], hi[5], hi[6], hi[7], hi[8],
+                                          hi[9], hi[10], hi[11], hi[12], hi[13], hi[14], hi[15]);
+  }
 }
 
-// The sum of a[t] * b[t] for t < n, n a multiple of 2 * kLanes, in two vectors of partial sums.
-KILN_INLINE_IN_CLONES float dotProduct(const float* a, const float* b, int64_t n) {
-  Floats s0 = {}, s1 = {};
-  for (int64_t t = 0; t < n; t += 2 * kLanes) {
-    Floats a0, a1, b0, b1;
-    std::memcpy(&a0, a + t, sizeof a0);
-    std::memcpy(&a1, a + t + kLanes, sizeof a1);
-    std::memcpy(&b0, b + t, sizeof b0);
-    std::memcpy(&b1, b + t + kLanes, sizeof b1);
-    s0 += a0 * b0;
-    s1 += a1 * b1;
+// Channels [0, channels) of `positions` plane positions, channel k's position p at
+// src[k * channelStride + p * positionStride], written channels last: channel k of
+// position p to dst(p)[(k / 16) * blockStride + k % 16] (dst(p) null: p is left out).
+// Where positions are contiguous, 16 channels by 16 positions at a time through
+// registers, transposed; the rest one value at a time.
+template <class Dst>
+KILN_INLINE_IN_CLONES void toChannelsLast(const float* src, int64_t channels, int64_t channelStride,
+                                          int64_t positions, int64_t positionStride, int64_t blockStride,
+                                          Dst dst) {
+  const int64_t wholeChannels = positionStride == 1 && positions >= kLanes ? channels / kLanes * kLanes : 0;
+  const int64_t wholePositions = wholeChannels > 0 ? positions / kLanes * kLanes : 0;
+  for (int64_t k0 = 0; k0 < wholeChannels; k0 += kLanes)
+    for (int64_t p0 = 0; p0 < wholePositions; p0 += kLanes) {
+      Floats rows[kLanes];
+      for (int r = 0; r < kLanes; ++r) std::memcpy(&rows[r], src + (k0 + r) * channelStride + p0, sizeof(Floats));
+      exchangeBit<8>(rows);
+      exchangeBit<4>(rows);
+      exchangeBit<2>(rows);
+      exchangeBit<1>(rows);
+      for (int r = 0; r < kLanes; ++r)
+        if (float* to = dst(p0 + r)) std::memcpy(to + k0 / kLanes * blockStride, &rows[r], sizeof(Floats));
+    }
+  // What the blocks left: the channels past them at their positions, everything elsewhere.
+  for (int64_t p = 0; p < positions; ++p) {
+    float* to = dst(p);
+    if (!to) continue;
+    const float* from = src + p * positionStride;
+    if (blockStride == kLanes) {  // the blocks of a position one after another
+      for (int64_t k = p < wholePositions ? wholeChannels : 0; k < channels; ++k) to[k] = from[k * channelStride];
+      continue;
+    }
+    for (int64_t k0 = p < wholePositions ? wholeChannels : 0; k0 < channels; k0 += kLanes) {
+      float* block = to + k0 / kLanes * blockStride;
+      const int64_t n = std::min(kLanes, channels - k0);
+      for (int64_t k = 0; k < n; ++k) block[k] = from[(k0 + k) * channelStride];
+    }
   }
+}
+
+// Copies group `group`'s input planes and filters into `at` and `taps`, channels last.
+KILN_INLINE_IN_CLONES void fillChannelsLast(const float* x, const float* w, const PlaneDotGeometry& g,
+                                            const ChannelsLast& d, int64_t group, float* at, float* taps) {
+  const int64_t width = g.width, cols = d.cols, padTop = g.padTop, padLeft = g.padLeft, position = d.position;
+  const int64_t h1 = std::min(g.height, d.rows - padTop), w1 = std::min(width, cols - padLeft);
+  const float* xg = x + group * g.channels * g.xChannel;
+  const auto atOf = [&](int64_t h, int64_t v) { return at + ((h + padTop) * cols + v + padLeft) * position; };
+  if (g.xRow == width * g.xCol && g.height * width >= kLanes) {  // rows one after another: blocks across rows
+    toChannelsLast(xg, g.channels, g.xChannel, g.height * width, g.xCol, d.block, [&](int64_t p) {
+      const int64_t h = p / width, v = p % width;
+      return h < h1 && v < w1 ? atOf(h, v) : nullptr;
+    });
+  } else {
+    for (int64_t h = 0; h < h1; ++h)
+      toChannelsLast(xg + h * g.xRow, g.channels, g.xChannel, w1, g.xCol, d.block,
+                     [&](int64_t v) { return atOf(h, v); });
+  }
+  const float* wg = w + group * g.wGroup;
+  const int64_t kw = g.kw, tapPosition = d.tapPosition;
+  if (g.wRow == kw * g.wCol) {
+    toChannelsLast(wg, g.channels, g.wChannel, d.taps, g.wCol, d.tapBlock,
+                   [&](int64_t t) { return taps + t * tapPosition; });
+  } else {
+    for (int64_t i = 0; i < g.kh; ++i)
+      toChannelsLast(wg + i * g.wRow, g.channels, g.wChannel, kw, g.wCol, d.tapBlock,
+                     [&](int64_t j) { return taps + (i * kw + j) * tapPosition; });
+  }
+}
+
+// The first and one past the last window index t whose position start + t * step lies in
+// [lo, hi): the taps of a window that read inside the input along one dim.
+inline std::pair<int64_t, int64_t> tapsInside(int64_t start, int64_t step, int64_t taps, int64_t lo, int64_t hi) {
+  auto ceilDiv = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); };
+  const int64_t first = std::max<int64_t>(0, ceilDiv(lo - start, step));
+  const int64_t last = std::min<int64_t>(taps, ceilDiv(hi - start, step));
+  return {first, std::max(first, last)};
+}
+
+// Each output row's (or column's) range of window rows (columns) that read inside the
+// input: the same for every group.
+struct TapRanges {
+  std::array<std::pair<int64_t, int64_t>, 25> rows, cols;
+
+  explicit TapRanges(const PlaneDotGeometry& g) {
+    for (int64_t a = 0; a < g.outH; ++a)
+      rows[size_t(a)] = tapsInside(a * g.strideH, g.dilationH, g.kh, g.padTop, g.padTop + g.height);
+    for (int64_t b = 0; b < g.outW; ++b)
+      cols[size_t(b)] = tapsInside(b * g.strideW, g.dilationW, g.kw, g.padLeft, g.padLeft + g.width);
+  }
+};
+
+// A group's outputs, each the sum of the products of its taps that read inside the input
+// (so that a tap reading padding is never multiplied by the zero standing for it: 0 * inf
+// is NaN), in vectors, then the lanes of its vector sum in order. Block-major groups (see
+// ChannelsLast) go block by block, each output adding its taps' products (row by row,
+// alternately into two vectors) to its running vector; the others output by output, block
+// q of every tap into accumulator q mod 4, added (0 + 1) + (2 + 3). y: outH x outW, at
+// most kMaxPlaneDotOutputs.
+constexpr int64_t kMaxPlaneDotOutputs = 25;
+
+KILN_INLINE_IN_CLONES Floats loadFloats(const float* p) {
+  Floats v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+KILN_INLINE_IN_CLONES float laneSum(const Floats& v) {
   float lanes[kLanes];
-  const Floats s = s0 + s1;
-  std::memcpy(lanes, &s, sizeof s);
+  std::memcpy(lanes, &v, sizeof lanes);
   float sum = 0;
-  for (float v : lanes) sum += v;
+  for (float l : lanes) sum += l;
   return sum;
 }
 
-// Group `group`, tap by tap, the windows' parts outside x left out, as the reference loops.
-void planeDotByTaps(const float* x, const float* w, const PlaneDotGeometry& g, int64_t group, float* y) {
-  const float* xg = x + group * g.channels * g.xChannel;
-  const float* wg = w + group * g.wGroup;
-  for (int64_t a = 0; a < g.outH; ++a)
-    for (int64_t b = 0; b < g.outW; ++b) {
-      float acc = 0;
-      for (int64_t k = 0; k < g.channels; ++k)
-        for (int64_t i = 0; i < g.kh; ++i) {
-          const int64_t h = a * g.strideH + i * g.dilationH - g.padTop;
-          if (h < 0 || h >= g.height) continue;
-          for (int64_t j = 0; j < g.kw; ++j) {
-            const int64_t v = b * g.strideW + j * g.dilationW - g.padLeft;
-            if (v < 0 || v >= g.width) continue;
-            acc += wg[k * g.wChannel + i * g.wRow + j * g.wCol] * xg[k * g.xChannel + h * g.xRow + v * g.xCol];
+KILN_INLINE_IN_CLONES void channelsLastOutputs(const PlaneDotGeometry& g, const ChannelsLast& d,
+                                               const TapRanges& inside, const float* at, const float* taps,
+                                               float* y) {
+  const int64_t cols = d.cols, xStep = g.dilationW * d.position, wStep = d.tapPosition;
+  if (d.blockMajor) {
+    Floats acc[kMaxPlaneDotOutputs];
+    for (int64_t o = 0; o < g.outH * g.outW; ++o) acc[o] = Floats{};
+    for (int64_t q = 0; q < d.blocks; ++q)
+      for (int64_t a = 0; a < g.outH; ++a) {
+        const auto [i0, i1] = inside.rows[size_t(a)];
+        for (int64_t b = 0; b < g.outW; ++b) {
+          const auto [j0, j1] = inside.cols[size_t(b)];
+          Floats s0 = {}, s1 = {};
+          for (int64_t i = i0; i < i1; ++i) {
+            const float* xp = at + q * d.block + ((a * g.strideH + i * g.dilationH) * cols + b * g.strideW) * d.position;
+            const float* wp = taps + q * d.tapBlock + i * g.kw * wStep;
+            int64_t j = j0;
+            for (; j + 1 < j1; j += 2) {
+              s0 += loadFloats(xp + j * xStep) * loadFloats(wp + j * wStep);
+              s1 += loadFloats(xp + (j + 1) * xStep) * loadFloats(wp + (j + 1) * wStep);
+            }
+            if (j < j1) s0 += loadFloats(xp + j * xStep) * loadFloats(wp + j * wStep);
           }
+          acc[a * g.outW + b] += s0 + s1;
         }
-      y[a * g.outW + b] = acc;
+      }
+    for (int64_t o = 0; o < g.outH * g.outW; ++o) y[o] = laneSum(acc[o]);
+    return;
+  }
+  const int64_t lanes = d.blocks * kLanes, whole = lanes / (4 * kLanes) * (4 * kLanes);
+  for (int64_t a = 0; a < g.outH; ++a) {
+    const auto [i0, i1] = inside.rows[size_t(a)];
+    for (int64_t b = 0; b < g.outW; ++b) {
+      const auto [j0, j1] = inside.cols[size_t(b)];
+      Floats s0 = {}, s1 = {}, s2 = {}, s3 = {};
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = j0; j < j1; ++j) {
+          const float* xv = at + ((a * g.strideH + i * g.dilationH) * cols + b * g.strideW) * d.position + j * xStep;
+          const float* wv = taps + (i * g.kw + j) * wStep;
+          int64_t k = 0;
+          for (; k < whole; k += 4 * kLanes) {
+            s0 += loadFloats(xv + k) * loadFloats(wv + k);
+            s1 += loadFloats(xv + k + kLanes) * loadFloats(wv + k + kLanes);
+            s2 += loadFloats(xv + k + 2 * kLanes) * loadFloats(wv + k + 2 * kLanes);
+            s3 += loadFloats(xv + k + 3 * kLanes) * loadFloats(wv + k + 3 * kLanes);
+          }
+          if (k < lanes) s0 += loadFloats(xv + k) * loadFloats(wv + k);
+          if (k + kLanes < lanes) s1 += loadFloats(xv + k + kLanes) * loadFloats(wv + k + kLanes);
+          if (k + 2 * kLanes < lanes) s2 += loadFloats(xv + k + 2 * kLanes) * loadFloats(wv + k + 2 * kLanes);
+        }
+      y[a * g.outW + b] = laneSum((s0 + s1) + (s2 + s3));
     }
+  }
 }
 
 // Groups [begin, end).
 KILN_VECTOR_CLONES void planeDotChunk(const float* x, const float* w, float* y, const PlaneDotGeometry& g,
                                       int64_t begin, int64_t end) {
-  const DotGrid d(g);
-  // Zeroed once: every group writes the same positions.
-  std::unique_ptr<Floats[]> planeBuffer(new Floats[size_t((d.length + d.slack + kLanes - 1) / kLanes)]());
-  std::unique_ptr<Floats[]> filterBuffer(new Floats[size_t(d.length / kLanes)]());
-  float* planes = reinterpret_cast<float*>(planeBuffer.get());
-  float* filters = reinterpret_cast<float*>(filterBuffer.get());
+  const ChannelsLast d(g);
+  const size_t floats = size_t(d.floats());
+  float* at = static_cast<float*>(threadScratch(ScratchSlot::kPlaneDot, floats * sizeof(float)));
+  float* taps = at + d.inputFloats();
+  // Every group writes the same positions' channels; the lanes past the last channel must
+  // be zero (positions no tap reads are never read).
+  if (g.channels % kLanes != 0) std::memset(at, 0, floats * sizeof(float));
+  const TapRanges inside(g);
   for (int64_t group = begin; group < end; ++group) {
-    float* yg = y + group * g.outH * g.outW;
-    if (!fillGroup(x, w, g, d, group, planes, filters)) {
-      planeDotByTaps(x, w, g, group, yg);
-      continue;
-    }
-    for (int64_t a = 0; a < g.outH; ++a)
-      for (int64_t b = 0; b < g.outW; ++b)
-        yg[a * g.outW + b] = dotProduct(filters, planes + a * g.strideH * d.cols + b * g.strideW, d.length);
+    fillChannelsLast(x, w, g, d, group, at, taps);
+    channelsLastOutputs(g, d, inside, at, taps, y + group * g.outH * g.outW);
   }
 }
 
 }  // namespace
 
-int64_t planeDotScratch(const PlaneDotGeometry& g) {
-  const DotGrid d(g);
-  return d.length + d.slack;
-}
+int64_t planeDotScratch(const PlaneDotGeometry& g) { return ChannelsLast(g).floats(); }
 
 void planeDotConv2d(const float* x, const float* w, float* y, const PlaneDotGeometry& g) {
-  // About 64K multiply-adds per chunk at least.
-  const int64_t perGroup = std::max<int64_t>(1, g.outH * g.outW * DotGrid(g).length);
+  if (g.outH * g.outW > kMaxPlaneDotOutputs)  // (so at most 25 rows and 25 columns too)
+    throw std::invalid_argument("planeDotConv2d: more than 25 outputs per group");
+  // About 64K floats copied or multiplied per chunk at least.
+  const ChannelsLast d(g);
+  const int64_t perGroup = std::max<int64_t>(
+      1, g.channels * (g.height * g.width + g.kh * g.kw) + g.outH * g.outW * g.kh * g.kw * d.blocks * kLanes);
   parallelFor(0, g.groups, std::max<int64_t>(1, 65536 / perGroup),
               [&](int64_t begin, int64_t end) { planeDotChunk(x, w, y, g, begin, end); });
 }

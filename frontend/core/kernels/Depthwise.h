@@ -32,15 +32,15 @@ struct PlaneDotGeometry {
   int64_t wGroup, wChannel, wRow, wCol;  // w's strides
 };
 
-// Floats each group needs in each of its two scratch buffers: the planes and the filters.
+// Floats of scratch each thread needs: a group's input planes and filters, channels last.
 int64_t planeDotScratch(const PlaneDotGeometry& g);
 
-// y = conv2d(x, w, groups) for PlaneDotGeometry. Each group's input planes are copied,
-// zero-padded, one after the other, and its filters spread out on the same grid
-// (dilation's gaps and the columns past the window zero), so that every output is one
-// contiguous dot product of the two, the planes shifted by the output's position: vector
-// loads, whatever the plane and window sizes. A group whose values are not all finite is
-// summed tap by tap instead, leaving the padding and the gaps out (0 * inf would be NaN).
+// y = conv2d(x, w, groups) for PlaneDotGeometry. Each group's input planes and filters are
+// copied with the channels innermost (a vector of 16 channels per position, the channels
+// rounded up to whole vectors with zeros), so that every tap of every output is whole
+// vector products, however small the planes: a sum over the channels of one tap is what a
+// plane-sized window would spread over lanes padding and dilation gaps leave empty. Taps
+// that read padding are left out (never multiplied by zero: 0 * inf would be NaN).
 void planeDotConv2d(const float* x, const float* w, float* y, const PlaneDotGeometry& g);
 
 }  // namespace kiln::kernels

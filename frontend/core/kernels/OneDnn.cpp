@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "frontend/core/kernels/Scratch.h"
 #include "kiln/core/Storage.h"
 #include "kiln/core/ThreadPool.h"
 
@@ -34,33 +35,9 @@ dnnl::primitive_attr userScratchpad() {
   return attr;
 }
 
-namespace {
-
-// This thread's scratchpad: grows to the largest size asked for and is kept.
-void* scratchpadBuffer(size_t bytes) {
-  struct Buffer {
-    void* data = nullptr;
-    size_t size = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffer;
-  if (bytes > buffer.size) {
-    std::free(buffer.data);
-    buffer.size = (bytes + Storage::kAlignment - 1) / Storage::kAlignment * Storage::kAlignment;
-    buffer.data = std::aligned_alloc(Storage::kAlignment, buffer.size);
-    if (!buffer.data) {
-      buffer.size = 0;
-      throw std::bad_alloc();
-    }
-  }
-  return buffer.data;
-}
-
-}  // namespace
-
 void Primitive::run(std::unordered_map<int, dnnl::memory> args) const {
   if (const size_t bytes = scratchpad.get_size())
-    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratchpad, engine(), scratchpadBuffer(bytes)));
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(scratchpad, engine(), threadScratch(ScratchSlot::kOneDnn, bytes)));
   primitive.execute(stream(), args);
   stream().wait();
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -617,15 +618,9 @@ Tensor convOf(const Tensor& x, const Tensor& w, const PlaneDotCase& c) {
                    SourceLoc::current());
 }
 
-// Called directly on strided views (x's planes in a transposed buffer, as convWeightGrad's
-// transposed input; w a permuted view), against conv2d in f64 on the reference loops.
-TEST_P(PlaneDotKernel, MatchesTheReferenceKernelThroughStrides) {
-  const PlaneDotCase& c = GetParam();
-  manual_seed(31);
-  Tensor x = randn({c.channels, c.groups, c.height, c.width}).transpose(0, 1).reshape({1, c.groups * c.channels,
-                                                                                      c.height, c.width});
-  Tensor w = randn({c.channels, c.groups, c.kh, c.kw}).transpose(0, 1);
-  ASSERT_FALSE(w.is_contiguous());
+// Runs kernels::planeDotConv2d on x and w through their strides and expects conv2d's
+// values in f64 on the reference loops, within 1e-5 of the largest; returns its output.
+Tensor expectPlaneDotMatchesReference(const Tensor& x, const Tensor& w, const PlaneDotCase& c) {
   Tensor ref = convOf(x.to(kFloat64), w.to(kFloat64), c);
   const Shape& ys = ref.sizes();
   const Strides &sx = x.strides(), &sw = w.strides();
@@ -635,6 +630,19 @@ TEST_P(PlaneDotKernel, MatchesTheReferenceKernelThroughStrides) {
   kernels::planeDotConv2d(x.data_ptr<float>(), w.data_ptr<float>(), y.data_ptr<float>(), g);
   const double scale = amax(abs(ref)).item<double>();
   EXPECT_LE(amax(abs(sub(y.to(kFloat64), ref))).item<double>(), 1e-5 * scale) << "of " << scale;
+  return y;
+}
+
+// Called directly on strided views (x's planes in a transposed buffer, as convWeightGrad's
+// transposed input; w a permuted view), against conv2d in f64 on the reference loops.
+TEST_P(PlaneDotKernel, MatchesTheReferenceKernelThroughStrides) {
+  const PlaneDotCase& c = GetParam();
+  manual_seed(31);
+  Tensor x = randn({c.channels, c.groups, c.height, c.width}).transpose(0, 1).reshape({1, c.groups * c.channels,
+                                                                                      c.height, c.width});
+  Tensor w = randn({c.channels, c.groups, c.kh, c.kw}).transpose(0, 1);
+  ASSERT_FALSE(w.is_contiguous());
+  Tensor y = expectPlaneDotMatchesReference(x, w, c);
   // conv2d takes the kernel for these geometries: the same values.
   Tensor viaConv = convOf(x, w, c);
   EXPECT_EQ(std::memcmp(viaConv.data_ptr<float>(), y.data_ptr<float>(), size_t(y.numel()) * sizeof(float)), 0);
@@ -651,8 +659,37 @@ INSTANTIATE_TEST_SUITE_P(
         PlaneDotCase{"onePixelPlanes", 7, 9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1},
         PlaneDotCase{"dilatedLayer", 3, 2, 7, 6, 3, 2, 2, 2, 1, 1, 1, 2, 0, 1},
         // 5x4 outputs (the kernel takes up to 25); planes longer than a pair of vectors.
-        PlaneDotCase{"twentyOutputs", 2, 40, 6, 6, 4, 4, 1, 1, 1, 1, 1, 1, 1, 0}),
+        PlaneDotCase{"twentyOutputs", 2, 40, 6, 6, 4, 4, 1, 1, 1, 1, 1, 1, 1, 0},
+        // Whole 16x16 blocks of channels and positions, transposed in registers.
+        PlaneDotCase{"wholeBlocks", 2, 32, 8, 8, 8, 8, 1, 1, 1, 1, 1, 1, 1, 1},
+        // Groups too big for L1, laid out block by block: 16x16 planes at stride 1 and at
+        // stride 2 (dilation 2 here), channels not a whole number of blocks.
+        PlaneDotCase{"blockMajorStride1", 3, 20, 16, 16, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1},
+        PlaneDotCase{"blockMajorStride2", 2, 33, 16, 16, 8, 8, 1, 1, 2, 2, 1, 0, 1, 0}),
     [](const ::testing::TestParamInfo<PlaneDotCase>& info) { return std::string(info.param.name); });
+
+// Planes whose rows are not one after another (x and w narrowed from wider tensors, as a
+// sliced input would hand them in): copied row by row, for a group laid out block by block
+// and for one laid out position by position.
+TEST(PlaneDotKernel, ReadsPlanesRowByRow) {
+  manual_seed(34);
+  for (const PlaneDotCase& c : {PlaneDotCase{"blockMajor", 2, 24, 16, 16, 16, 16, 1, 1, 1, 1, 1, 1, 1, 1},
+                                PlaneDotCase{"positionMajor", 3, 18, 4, 4, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1}}) {
+    SCOPED_TRACE(c.name);
+    Tensor x = randn({1, c.groups * c.channels, c.height, c.width + 3}).narrow(3, 1, c.width);
+    Tensor w = randn({c.groups, c.channels, c.kh, c.kw + 2}).narrow(3, 2, c.kw);
+    ASSERT_NE(x.strides()[2], c.width);
+    ASSERT_NE(w.strides()[2], c.kw);
+    expectPlaneDotMatchesReference(x, w, c);
+  }
+}
+
+// More than 25 outputs a group is not the kernel's (conv2d takes such geometries elsewhere).
+TEST(PlaneDotKernel, RefusesMoreThan25Outputs) {
+  const kernels::PlaneDotGeometry g{1, 1, 6, 6, 1, 1, 1, 1, 1, 1, 0, 0, 6, 6, 36, 6, 1, 1, 1, 1, 1};
+  std::vector<float> x(36), w(1), y(36);
+  EXPECT_THROW(kernels::planeDotConv2d(x.data(), w.data(), y.data(), g), std::invalid_argument);
+}
 
 // An infinite input value in a dilation gap, which no window reads: the dot product would
 // multiply it by the filters' zero there (NaN); its group is summed tap by tap instead.
