@@ -15,10 +15,12 @@
 // reads its resident set (VmRSS) before building anything, builds the model, runs three
 // warm-up steps, hands freed memory back to the system (Kiln's cache of freed blocks, then
 // malloc_trim), resets the kernel's high-water mark (writing 5 to /proc/self/clear_refs)
-// and runs three more steps; VmHWM then is the peak resident set of those steps. Kiln's children
+// and runs three more steps; VmHWM then is the peak resident set of those steps (and three
+// more count the page faults of a step, the caches refilled). Kiln's children
 // also read Storage's peak allocator counter over the same steps and the compiled program's arena
 // (KILN_LOG=compile; the children compile, with the disk cache off).
 #include <malloc.h>
+#include <sys/resource.h>
 
 #include <cmath>
 #include <cstdio>
@@ -131,8 +133,16 @@ int memoryChild(const std::string& variant) {
   const double storageBefore = double(kiln::Storage::allocatedBytes());
   kiln::Storage::resetPeakAllocatedBytes();
   for (int i = 0; i < kMemorySteps; ++i) sink(step());
+  const double peak = statusBytes("VmHWM");
+  // Page faults of steps after these (the caches refilled): what a step costs a guest whose
+  // faults are slow (the header's "page faults" line).
+  rusage usageBefore{}, usageAfter{};
+  getrusage(RUSAGE_SELF, &usageBefore);
+  for (int i = 0; i < kMemorySteps; ++i) sink(step());
+  getrusage(RUSAGE_SELF, &usageAfter);
+  std::printf("MEM faults_per_step %.0f\n", double(usageAfter.ru_minflt - usageBefore.ru_minflt) / kMemorySteps);
   std::printf("MEM start %.0f\nMEM warmup_peak %.0f\nMEM before %.0f\nMEM peak %.0f\n", start,
-              warmupPeak, before, statusBytes("VmHWM"));
+              warmupPeak, before, peak);
   std::printf("MEM file_start %.0f\nMEM file_before %.0f\nMEM file_after %.0f\n", fileStart,
               fileBefore, fileBacked());
   if (variant != "libtorch")
@@ -298,11 +308,12 @@ int main(int argc, char** argv) {
       "less the pages mapped from files (RssFile + RssShmem just before the steps: code and "
       "data of the libraries, which the compiler touches and any process using them shares; "
       "an upper bound, as those pages only grow), above the same at start; \"files grew\": "
-      "file-backed pages from start to before the steps.\n\n",
-      kMemorySteps);
+      "file-backed pages from start to before the steps; \"page faults per step\": minor faults "
+      "over %d more steps after those.\n\n",
+      kMemorySteps, kMemorySteps);
   Table mem({"variant", "RSS at start:", "whole process:", "held before:", "step peak:",
              "step peak - held:", "step peak, private:", "files grew:",
-             "Kiln storage peak + arena:", "arena:"});
+             "Kiln storage peak + arena:", "arena:", "page faults per step:"});
   auto above = [&](const Memory& m, const char* key) { return m.at(key) - m.at("start"); };
   auto privatePeak = [&](const Memory& m) {
     return (m.at("peak") - m.at("file_before")) - (m.at("start") - m.at("file_start"));
@@ -316,7 +327,8 @@ int main(int argc, char** argv) {
     mem.row({v, fmtMiB(m.at("start")), fmtMiB(above(m, "warmup_peak")), fmtMiB(above(m, "before")),
              fmtMiB(above(m, "peak")), fmtMiB(m.at("peak") - m.at("before")),
              fmtMiB(privatePeak(m)), fmtMiB(m.at("file_before") - m.at("file_start")),
-             std::string(v) == "libtorch" ? "-" : fmtMiB(kilnWorking(m)), fmtMiB(m.arenaBytes)});
+             std::string(v) == "libtorch" ? "-" : fmtMiB(kilnWorking(m)), fmtMiB(m.arenaBytes),
+             std::to_string(int64_t(m.at("faults_per_step")))});
   }
   mem.print();
   std::printf("\n");

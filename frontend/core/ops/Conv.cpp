@@ -482,6 +482,14 @@ Tensor convWeightGrad(const Tensor& g, const Tensor& x, const Window& win, int64
   const int64_t og = ws[0] / groups, cg = ws[1], n = xs[0];
   Shape pad{win.pt, win.pb, win.pl, win.pr};
   Tensor dw;
+  const bool pointwise = ws[2] == 1 && ws[3] == 1 && win.sh == 1 && win.sw == 1 && win.pt == 0 &&
+                         win.pb == 0 && win.pl == 0 && win.pr == 0;
+  if (groups == 1 && pointwise) {
+    // dw[o, c] = sum over n, h, w of g[n, o, h, w] * x[n, c, h, w]: g's planes as the input
+    // and x's as the filters give [O, C, 1, 1], the weight's own layout, where the other
+    // order gives its transpose, which the optimizer's update then reads across rows.
+    return conv(g.transpose(0, 1, loc), x.transpose(0, 1, loc), {1, 1}, pad, {1, 1}, 1, loc);
+  }
   if (groups == 1) {
     Tensor r = conv(x.transpose(0, 1, loc), g.transpose(0, 1, loc), {win.dh, win.dw}, pad,
                     {win.sh, win.sw}, 1, loc);  // [C, O, kh', kw']

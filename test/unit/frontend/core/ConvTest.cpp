@@ -222,6 +222,18 @@ TEST(Conv2dOneDnn, F32GradientsMatchF64) {
   }
 }
 
+// A pointwise layer's weight gradient comes out of its backward in the weight's own
+// layout ([O, C, 1, 1], contiguous), not as a transposed view: a traced step's optimizer
+// update reads it as it comes (no accumulation copies it), along rows, not across them.
+TEST(Conv2d, PointwiseWeightGradientIsInTheWeightsLayout) {
+  manual_seed(18);
+  Tensor x = randn({3, 16, 5, 4}).requires_grad_(), w = randn({8, 16, 1, 1}).requires_grad_();
+  Tensor y = conv2d(x, w, Tensor(), {1}, {0}, {1}, 1);
+  const Tensor dw = autograd::grad({y}, {w}, {randn(y.sizes())})[0];
+  EXPECT_EQ(dw.sizes(), (Shape{8, 16, 1, 1}));
+  EXPECT_TRUE(dw.is_contiguous()) << "strides " << dw.strides()[0] << ", " << dw.strides()[1];
+}
+
 // kiln.conv2d's bias and relu epilogues give the values of the separate add and relu on
 // every path the kernel takes: oneDNN blocked (3x3) and plain (1x1), oneDNN's depthwise
 // kernel (stride 2), Kiln's depthwise kernel (3x3 stride 1), the reference loops (f64),
@@ -363,7 +375,10 @@ INSTANTIATE_TEST_SUITE_P(
                       GradCase{"dilated", {1, 2, 7, 7}, {2, 2, 3, 3}, {1}, {2}, {2}, 1},
                       GradCase{"depthwise", {2, 3, 6, 6}, {3, 1, 3, 3}, {2}, {1}, {1}, 3},
                       GradCase{"grouped", {1, 4, 5, 5}, {6, 2, 3, 3}, {1}, {1}, {1}, 2},
-                      GradCase{"pointwise", {2, 4, 3, 3}, {5, 4, 1, 1}, {1}, {0}, {1}, 1}),
+                      GradCase{"pointwise", {2, 4, 3, 3}, {5, 4, 1, 1}, {1}, {0}, {1}, 1},
+                      // 1x1 windows the weight gradient's direct form does not take.
+                      GradCase{"pointwiseStride2", {1, 4, 5, 5}, {3, 4, 1, 1}, {2}, {0}, {1}, 1},
+                      GradCase{"pointwisePadded", {1, 4, 3, 3}, {3, 4, 1, 1}, {1}, {1}, {1}, 1}),
     [](const ::testing::TestParamInfo<GradCase>& info) { return std::string(info.param.name); });
 
 TEST(Pool2d, MatchesPyTorch) {
