@@ -130,6 +130,15 @@ void BM_TransposeCopy(benchmark::State& state) {
                                               benchmark::Counter::kIsRate);
 }
 
+// A weight's transpose, as an input gradient's transposed weights: single elements, the
+// source read down its columns.
+void BM_TransposeCopy2d(benchmark::State& state) {
+  kiln::Tensor x = input({state.range(0), state.range(1)});
+  for (auto _ : state) keep(x.transpose(0, 1).contiguous());
+  state.counters["GB/s"] = benchmark::Counter(double(2 * 4 * x.numel()) * double(state.iterations()),
+                                              benchmark::Counter::kIsRate);
+}
+
 // ---- dispatch overhead ----------------------------------------------------------------------
 
 // Two [4] tensors: nothing but the dispatcher, shape rule, allocation and a 4-wide loop.
@@ -183,6 +192,7 @@ KILN_BENCH(BM_TransposeCopy)
     ->Args({144, 8})
     ->Args({96, 16})
     ->Unit(benchmark::kMicrosecond);
+KILN_BENCH(BM_TransposeCopy2d)->ArgNames({"rows", "cols"})->Args({1280, 320})->Args({160, 960})->Unit(benchmark::kMicrosecond);
 KILN_BENCH(BM_ParallelForBusy)->Arg(0)->Arg(10)->Arg(50)->Arg(200)->Unit(benchmark::kMicrosecond);
 KILN_BENCH(BM_TinyAdd)->Unit(benchmark::kMicrosecond);
 KILN_BENCH(BM_TinyAddScalar)->Unit(benchmark::kMicrosecond);

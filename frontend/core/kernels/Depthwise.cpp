@@ -26,6 +26,7 @@
 
 #include "frontend/core/kernels/Loops.h"
 #include "frontend/core/kernels/Scratch.h"
+#include "frontend/core/kernels/Transpose16.h"
 #include "kiln/core/ThreadPool.h"
 
 namespace kiln::kernels {
@@ -33,7 +34,7 @@ namespace kiln::kernels {
 namespace {
 
 // 16 floats: one AVX-512 register, two AVX2 ones, four SSE ones in the baseline clone.
-using Floats = float __attribute__((vector_size(64)));
+using Floats = Floats16;
 using Lanes = int32_t __attribute__((vector_size(64)));
 constexpr int64_t kLanes = 16;
 
@@ -310,31 +311,6 @@ struct ChannelsLast {
   int64_t floats() const { return blocks * kLanes * (rows * cols + taps); }
 };
 
-// The 16x16 block rows[0..16) transposed in place: four rounds, round B exchanging bit B
-// of the row index with bit B of the column index (rows i and i + B trade the halves of
-// their 2B-wide column blocks), two-register shuffles throughout.
-template <int B>
-KILN_INLINE_IN_CLONES void exchangeBit(Floats* rows) {
-  constexpr auto lo = [] {
-    std::array<int, kLanes> idx{};
-    for (int c = 0; c < kLanes; ++c) idx[size_t(c)] = (c & B) == 0 ? c : kLanes + c - B;
-    return idx;
-  }();
-  constexpr auto hi = [] {
-    std::array<int, kLanes> idx{};
-    for (int c = 0; c < kLanes; ++c) idx[size_t(c)] = (c & B) == 0 ? c + B : kLanes + c;
-    return idx;
-  }();
-  for (int i = 0; i < kLanes; ++i) {
-    if (i & B) continue;
-    const Floats a = rows[i], b = rows[i + B];
-    rows[i] = __builtin_shufflevector(a, b, lo[0], lo[1], lo[2], lo[3], lo[4], lo[5], lo[6], lo[7], lo[8], lo[9],
-                                      lo[10], lo[11], lo[12], lo[13], lo[14], lo[15]);
-    rows[i + B] = __builtin_shufflevector(a, b, hi[0], hi[1], hi[2], hi[3], hi[4], hi[5], hi[6], hi[7], hi[8],
-                                          hi[9], hi[10], hi[11], hi[12], hi[13], hi[14], hi[15]);
-  }
-}
-
 // Channels [0, channels) of `positions` plane positions, channel k's position p at
 // src[k * channelStride + p * positionStride], written channels last: channel k of
 // position p to dst(p)[(k / 16) * blockStride + k % 16] (dst(p) null: p is left out).
@@ -348,14 +324,11 @@ KILN_INLINE_IN_CLONES void toChannelsLast(const float* src, int64_t channels, in
   const int64_t wholePositions = wholeChannels > 0 ? positions / kLanes * kLanes : 0;
   for (int64_t k0 = 0; k0 < wholeChannels; k0 += kLanes)
     for (int64_t p0 = 0; p0 < wholePositions; p0 += kLanes) {
-      Floats rows[kLanes];
-      for (int r = 0; r < kLanes; ++r) std::memcpy(&rows[r], src + (k0 + r) * channelStride + p0, sizeof(Floats));
-      exchangeBit<8>(rows);
-      exchangeBit<4>(rows);
-      exchangeBit<2>(rows);
-      exchangeBit<1>(rows);
+      Floats16 rows[kLanes];
+      for (int r = 0; r < kLanes; ++r) std::memcpy(&rows[r], src + (k0 + r) * channelStride + p0, sizeof(Floats16));
+      transpose16(rows);
       for (int r = 0; r < kLanes; ++r)
-        if (float* to = dst(p0 + r)) std::memcpy(to + k0 / kLanes * blockStride, &rows[r], sizeof(Floats));
+        if (float* to = dst(p0 + r)) std::memcpy(to + k0 / kLanes * blockStride, &rows[r], sizeof(Floats16));
     }
   // What the blocks left: the channels past them at their positions, everything elsewhere.
   for (int64_t p = 0; p < positions; ++p) {

@@ -211,15 +211,21 @@ TEST(ViewsTest, PermuteReordersDims) {
 
 // contiguous() of permuted and sliced views, large enough to be split across threads
 // mid-row, with runs of 1 to 5 elements: the element at each multi-index is the base's
-// element at the view's strides.
+// element at the view's strides. Transposes go through 16x16 tiles (4-byte elements
+// through registers): whole tiles and edges, with dims before the two exchanged, and
+// 2- and 8-byte elements, alone and in runs.
 TEST(ViewsTest, ContiguousCopiesOfViewsWithShortRuns) {
   set_num_threads(2);
   struct Case {
     Shape base, perm;
+    DType dtype = kFloat32;
   };
   for (const Case& c : {Case{{64, 600, 2, 2}, {1, 0, 2, 3}}, Case{{70001, 3}, {1, 0}},
-                        Case{{5, 7, 11, 13, 3}, {4, 2, 0, 3, 1}}, Case{{96, 64, 5}, {1, 0, 2}}}) {
-    Tensor x = ramp(c.base);
+                        Case{{5, 7, 11, 13, 3}, {4, 2, 0, 3, 1}}, Case{{96, 64, 5}, {1, 0, 2}},
+                        Case{{37, 53}, {1, 0}}, Case{{3, 40, 33}, {0, 2, 1}}, Case{{37, 53}, {1, 0}, kFloat64},
+                        Case{{33, 40}, {1, 0}, kFloat16}, Case{{64, 20, 4, 4}, {1, 0, 2, 3}, kFloat64},
+                        Case{{20, 30, 3}, {1, 0, 2}, kFloat16}}) {
+    Tensor x = ramp(c.base, c.dtype);
     Tensor v = x.permute(c.perm).narrow(0, 1, x.permute(c.perm).sizes()[0] - 1);
     std::vector<double> got = valuesAsDouble(v.contiguous()), base = valuesAsDouble(x);
     ASSERT_EQ(int64_t(got.size()), v.numel());
@@ -232,6 +238,18 @@ TEST(ViewsTest, ContiguousCopiesOfViewsWithShortRuns) {
       for (int64_t d = int64_t(shape.size()) - 1; d >= 0 && ++index[d] == shape[d]; --d) index[d] = 0;
     }
   }
+}
+
+// A transposed copy into a strided destination (rows wider than the copy).
+TEST(ViewsTest, CopyOfATransposeIntoANarrowedTensor) {
+  Tensor x = ramp({37, 53});
+  Tensor wide = zeros({53, 40});
+  Tensor dst = wide.narrow(1, 2, 37);
+  dst.copy_(x.transpose(0, 1));
+  std::vector<double> got = valuesAsDouble(wide), xv = valuesAsDouble(x);
+  for (int64_t i = 0; i < 53; ++i)
+    for (int64_t j = 0; j < 40; ++j)
+      ASSERT_EQ(got[size_t(i * 40 + j)], j >= 2 && j < 39 ? xv[size_t((j - 2) * 53 + i)] : 0.0) << i << ", " << j;
 }
 
 TEST(ViewsTest, PermuteErrors) {
