@@ -12,8 +12,8 @@
 // processes then do not count.
 //
 // "count" is how often the geometry occurs in one forward pass; the last line sums
-// count x ms for both columns. A second table does the same for the depthwise layers'
-// weight gradients (--filter=wgrad for it alone).
+// count x ms for both columns. A second table does the same for the depthwise and pointwise
+// layers' weight gradients (--filter=wgrad for it alone).
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
@@ -130,23 +130,32 @@ int main(int argc, char** argv) {
   std::printf("| forward pass, count x ms | | %s | %s | %s |\n", fmtMs(kilnTotal).c_str(), fmtMs(boundTotal).c_str(),
               fmtRatio(boundTotal / kilnTotal).c_str());
 
-  // The depthwise layers' weight gradients as the compiled step's kiln.conv2d host ops get
-  // them (convWeightGrad: the input's planes grouped by channel, [1, C * N, H, W], the output
-  // gradient's planes as filters, [C, N, H', W'], both materialized by host transposes, the
-  // layer's stride as dilation), beside oneDNN's backward-weights primitive on its layouts.
-  std::printf("\n| depthwise weight gradient | count | kiln ms | oneDNN blocked ms | of bound |\n"
+  // The layers' weight gradients as the compiled step's kiln.conv2d host ops get them
+  // (convWeightGrad), beside oneDNN's
+  // backward-weights primitive on its layouts. Depthwise: the input's planes grouped by
+  // channel, [1, C * N, H, W], the output gradient's planes as filters, [C, N, H', W'] (both
+  // materialized by host transposes), the layer's stride as dilation. Pointwise: the output
+  // gradient's planes [O, N, H, W] as the input, the input's [C, N, H, W] as filters, the
+  // whole plane the window.
+  std::printf("\n| weight gradient | count | kiln ms | oneDNN blocked ms | of bound |\n"
               "|---|---:|---:|---:|---:|\n");
   kilnTotal = boundTotal = 0;
   for (const Layer& l : mobileNetV2Layers()) {
     const std::string row = name(l) + " wgrad";
-    if (l.groups == 1 || !wanted(options, row)) continue;
+    const bool depthwise = l.groups > 1, pointwise = l.w[2] == 1;
+    if (!(depthwise || pointwise) || !wanted(options, row)) continue;
     const int64_t n = l.x[0], c = l.x[1], pad = l.w[2] / 2;
     const int64_t oh = (l.x[2] + 2 * pad - l.w[2]) / l.stride + 1, ow = (l.x[3] + 2 * pad - l.w[3]) / l.stride + 1;
-    const Dims xd{1, c * n, l.x[2], l.x[3]}, gd{c, n, oh, ow};
+    // Pointwise operands are the transpose(0, 1) views the host op is handed (a transpose
+    // whose users are all library calls is not materialized).
+    const Dims xd = depthwise ? Dims{1, c * n, l.x[2], l.x[3]} : Dims{n, l.w[0], oh, ow};
+    const Dims gd = depthwise ? Dims{c, n, oh, ow} : Dims{n, c, l.x[2], l.x[3]};
     std::vector<float> xv = hostValues(xd, 3), gv = hostValues(gd, 4);
-    const kiln::Tensor x = kilnTensor(xv, xd), g = kilnTensor(gv, gd);
+    kiln::Tensor x = kilnTensor(xv, xd), g = kilnTensor(gv, gd);
+    if (!depthwise) x = x.transpose(0, 1), g = g.transpose(0, 1);
     const std::function<void()> ours = [&] {
-      sink(kiln::conv2d(x, g, kiln::Tensor(), {1}, {pad}, {l.stride}, c));
+      if (depthwise) sink(kiln::conv2d(x, g, kiln::Tensor(), {1}, {pad}, {l.stride}, c));
+      else sink(kiln::conv2d(x, g, kiln::Tensor(), {1}, {0}, {1}, 1));
     };
     const std::function<void()> peer = convWeightGradBound(l.x, l.w, l.groups, l.stride);
     const auto [kilnMs, boundMs] = timePair(ours, peer, options, cpuTime);
