@@ -292,7 +292,7 @@ KILN_VECTOR_CLONES void planesChunk3x3(const float* x, const float* w, float* y,
 // a bigger one each block's positions (and taps) together, so that one block's inputs and
 // filters (36 KiB for 16x16 planes) stay in L1 while every output sums its taps over them.
 struct ChannelsLast {
-  int64_t rows, cols, blocks, taps;
+  int64_t rows, cols, blocks, tapCount;
   bool blockMajor;
   int64_t position, block;        // the input's floats from one position, one block to the next
   int64_t tapPosition, tapBlock;  // the filters'
@@ -301,14 +301,14 @@ struct ChannelsLast {
       : rows((g.outH - 1) * g.strideH + (g.kh - 1) * g.dilationH + 1),
         cols((g.outW - 1) * g.strideW + (g.kw - 1) * g.dilationW + 1),
         blocks((g.channels + kLanes - 1) / kLanes),
-        taps(g.kh * g.kw),
+        tapCount(g.kh * g.kw),
         blockMajor(floats() * int64_t(sizeof(float)) > 32 * 1024),
         position(blockMajor ? kLanes : blocks * kLanes),
         block(blockMajor ? rows * cols * kLanes : kLanes),
         tapPosition(blockMajor ? kLanes : blocks * kLanes),
-        tapBlock(blockMajor ? taps * kLanes : kLanes) {}
+        tapBlock(blockMajor ? tapCount * kLanes : kLanes) {}
   int64_t inputFloats() const { return blocks * kLanes * rows * cols; }
-  int64_t floats() const { return blocks * kLanes * (rows * cols + taps); }
+  int64_t floats() const { return blocks * kLanes * (rows * cols + tapCount); }
 };
 
 // Channels [0, channels) of `positions` plane positions, channel k's position p at
@@ -367,7 +367,7 @@ KILN_INLINE_IN_CLONES void fillChannelsLast(const float* x, const float* w, cons
   const float* wg = w + group * g.wGroup;
   const int64_t kw = g.kw, tapPosition = d.tapPosition;
   if (g.wRow == kw * g.wCol) {
-    toChannelsLast(wg, g.channels, g.wChannel, d.taps, g.wCol, d.tapBlock,
+    toChannelsLast(wg, g.channels, g.wChannel, d.tapCount, g.wCol, d.tapBlock,
                    [&](int64_t t) { return taps + t * tapPosition; });
   } else {
     for (int64_t i = 0; i < g.kh; ++i)
@@ -385,10 +385,13 @@ inline std::pair<int64_t, int64_t> tapsInside(int64_t start, int64_t step, int64
   return {first, std::max(first, last)};
 }
 
+// Outputs per group the kernel takes (so at most as many rows, and columns).
+constexpr int64_t kMaxPlaneDotOutputs = 25;
+
 // Each output row's (or column's) range of window rows (columns) that read inside the
 // input: the same for every group.
 struct TapRanges {
-  std::array<std::pair<int64_t, int64_t>, 25> rows, cols;
+  std::array<std::pair<int64_t, int64_t>, kMaxPlaneDotOutputs> rows, cols;
 
   explicit TapRanges(const PlaneDotGeometry& g) {
     for (int64_t a = 0; a < g.outH; ++a)
@@ -405,7 +408,6 @@ struct TapRanges {
 // alternately into two vectors) to its running vector; the others output by output, block
 // q of every tap into accumulator q mod 4, added (0 + 1) + (2 + 3). y: outH x outW, at
 // most kMaxPlaneDotOutputs.
-constexpr int64_t kMaxPlaneDotOutputs = 25;
 
 KILN_INLINE_IN_CLONES Floats loadFloats(const float* p) {
   Floats v;
@@ -498,7 +500,7 @@ KILN_VECTOR_CLONES void planeDotChunk(const float* x, const float* w, float* y, 
 int64_t planeDotScratch(const PlaneDotGeometry& g) { return ChannelsLast(g).floats(); }
 
 void planeDotConv2d(const float* x, const float* w, float* y, const PlaneDotGeometry& g) {
-  if (g.outH * g.outW > kMaxPlaneDotOutputs)  // (so at most 25 rows and 25 columns too)
+  if (g.outH * g.outW > kMaxPlaneDotOutputs)
     throw std::invalid_argument("planeDotConv2d: more than 25 outputs per group");
   // About 64K floats copied or multiplied per chunk at least.
   const ChannelsLast d(g);

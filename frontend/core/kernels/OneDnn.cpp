@@ -4,7 +4,6 @@
 
 #include <omp.h>
 
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 
