@@ -184,6 +184,16 @@ void Recorder::onOp(const OpCall& call) {
     valueOf(call.outputs[0], call.loc);
     checkInPlaceWrite(call.outputs[0], call);
   }
+  if (call.op.name == "to" && call.op.kilnOp.empty()) {
+    // A move between devices (Tensor::to(Device), and the ops that build small tensors on
+    // the CPU and move them, as cross_entropy's row offsets). A traced program runs whole
+    // on one device, so in it the move is the value itself; finish() checks that every
+    // move goes to that device.
+    moves_.emplace_back(call.outputs[0].device(), call.loc);
+    bind(call.outputs[0], valueOf(call.inputs[0], call.loc));
+    noteCreated(call.outputs[0]);
+    return;
+  }
   if (call.op.kilnOp == "kiln.constant") {
     bind(call.outputs[0], recordFactory(call, loc));
     if (!call.inPlace) noteCreated(call.outputs[0]);
@@ -254,7 +264,39 @@ void Recorder::onValueRead(const Tensor& tensor, std::string_view what, const So
               << kiln::detail::displayPath(loc.file_name()) << ":" << loc.line() << ")\n";
 }
 
+// The program runs on its first input's device, else its first state's not on the CPU
+// (Trace.cpp deviceOf): every input, every state on a device and every move inside the
+// function must be on that device, or the program would read memory of another. State on
+// the CPU (an optimizer's lr, the generator's key) is copied in and out per call.
+void Recorder::checkOneDevice(const SourceLoc& loc) const {
+  Device device;
+  if (!inputs_.empty()) device = inputs_.front().device();
+  else
+    for (const Tensor& state : state_)
+      if (!state.device().isCPU()) {
+        device = state.device();
+        break;
+      }
+  const std::string runsOn = " but the traced program runs on " + device.str() +
+                             (inputs_.empty() ? " (its state's device)" : " (its first input's device)");
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i].device() != device)
+      throw TraceError::make(loc, "trace", "input ", i, " of shape ", inputs_[i].sizes(), " is on ",
+                             inputs_[i].device().str(), runsOn,
+                             ": a traced program's inputs live on one device; move them before the call");
+  for (size_t k = 0; k < state_.size(); ++k)
+    if (state_[k].device() != device && !state_[k].device().isCPU())
+      throw TraceError::make(loc, "trace", "the traced function reads state '", stateNames_[k], "' of shape ",
+                             state_[k].sizes(), " on ", state_[k].device().str(), runsOn,
+                             ": a traced program's tensors live on one device; move the module or optimizer there");
+  for (const auto& [target, moveLoc] : moves_)
+    if (target != device)
+      throw TraceError::make(moveLoc, "to", "the traced function moves a tensor to ", target.str(), runsOn,
+                             ": a traced program runs on one device; move its inputs or results outside the trace");
+}
+
 Recording Recorder::finish(std::vector<Tensor> outputs, const SourceLoc& loc) {
+  checkOneDevice(loc);
   llvm::SmallVector<mlir::Value> results;
   llvm::SmallVector<mlir::DictionaryAttr> resultAttrs;
   auto addResult = [&](mlir::Value value, llvm::StringRef attr, mlir::Attribute attrValue) {

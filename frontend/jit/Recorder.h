@@ -114,6 +114,7 @@ class Recorder final : public DispatchHook {
   // TraceError for writes the recording cannot express: into an input, into captured
   // constant state, or through memory another live tensor views.
   void checkInPlaceWrite(const Tensor& target, const OpCall& call);
+  void checkOneDevice(const SourceLoc& loc) const;
 
   mlir::MLIRContext& context_;
   RecorderOptions options_;
@@ -129,6 +130,7 @@ class Recorder final : public DispatchHook {
   std::vector<mlir::Value> stateValues_;  // the argument (or constant) each state starts as
   std::vector<std::shared_ptr<TensorImpl>> gradAtStart_;  // each state's .grad when first read
   std::set<const TensorImpl*> gradCleared_;  // leaves whose .grad the function cleared
+  std::vector<std::pair<Device, SourceLoc>> moves_;  // each device move's target and line
   // The .grad of tensors whose slot the function took before reading them: what their
   // gradAtStart_ is once they become state (by then the function may have replaced it).
   std::unordered_map<const TensorImpl*, std::shared_ptr<TensorImpl>> gradAtSlotAccess_;

@@ -324,10 +324,13 @@ struct TracedCore::Impl {
     if (entry.symbols.empty()) ++staticCompiles;  // a dynamic one counts its own
   }
 
-  // Where the program's tensors live: its first input's device, else its first state's.
+  // Where the program's tensors live: its first input's device, else its first state's not
+  // on the CPU (state on the CPU, as an optimizer's lr, is copied in per call; the
+  // recorder's checkOneDevice holds the rest to this device).
   static Device deviceOf(const Entry& entry) {
     if (!entry.key.inputs.empty()) return entry.key.inputs.front().device;
-    if (!entry.recording.state.empty()) return entry.recording.state.front().device();
+    for (const Tensor& state : entry.recording.state)
+      if (!state.device().isCPU()) return state.device();
     return Device{};
   }
 

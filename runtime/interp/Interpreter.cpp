@@ -225,15 +225,21 @@ std::vector<Tensor> interpretVerified(mlir::func::FuncOp main, std::span<const T
   NoGradGuard noGrad;
   DispatchHookGuard noHook(nullptr);
   // A program on a CUDA device computes there: its constants are copied to the device of
-  // its arguments, and what ops create from nothing (iota, rng) is created there too.
+  // its arguments, and what ops create from nothing (iota, rng) is created there too. State
+  // kept on the CPU (an optimizer's lr, the generator's key) is copied there for the call,
+  // as ScheduledProgram does; the caller writes updates back into the state.
   Device device = kCPU;
   for (const Tensor& argument : arguments)
-    if (argument.defined()) {
+    if (argument.defined() && !argument.device().isCPU()) {
       device = argument.device();
       break;
     }
+  std::vector<Tensor> onDeviceArguments(arguments.begin(), arguments.end());
+  if (!device.isCPU())
+    for (Tensor& argument : onDeviceArguments)
+      if (argument.defined() && argument.device().isCPU()) argument = argument.to(device, loc);
   detail::FactoryDeviceGuard onDevice(device);
-  return Interpreter(callbacks, device, loc).runBlock(main.getBody().front(), arguments);
+  return Interpreter(callbacks, device, loc).runBlock(main.getBody().front(), onDeviceArguments);
 }
 
 }  // namespace kiln::interp

@@ -160,10 +160,18 @@ std::vector<Tensor> ScheduledProgram::run(std::span<const Tensor> arguments, con
       throw Error::make(loc, kOp, "@", name_, " argument ", i, " is ",
                         value.defined() ? detail::concat(value.dtype(), " ", value.sizes()) : "undefined",
                         " but the program takes ", arguments_[i].dtype, " ", arguments_[i].shape);
-    if (value.device() != device_)
+    if (value.device() == device_) {
+      dense.push_back(value.contiguous());
+    } else if (value.device().isCPU()) {
+      // State kept on the CPU (an optimizer's lr, the generator's key) joins a device
+      // program as a CPU scalar joins a device op in eager mode: copied in for the call;
+      // an update is written into the copy, which the caller (jit::trace's writeBack)
+      // copies back. The recorder lets only state be here.
+      dense.push_back(value.to(device_, loc).contiguous());
+    } else {
       throw Error::make(loc, kOp, "@", name_, " argument ", i, " is on ", value.device().str(),
                         " but the program was compiled for ", device_.str());
-    dense.push_back(value.contiguous());
+    }
   }
   std::vector<Tensor> results;
   for (size_t k = 0; k < results_.size(); ++k) {
@@ -171,7 +179,9 @@ std::vector<Tensor> ScheduledProgram::run(std::span<const Tensor> arguments, con
     if (state >= 0 && !arguments[size_t(state)].is_contiguous())
       throw Error::make(loc, kOp, "@", name_, " updates argument ", state,
                         " in place, which must be contiguous");
-    results.push_back(state >= 0 ? arguments[size_t(state)]
+    // An update of CPU state is written into its device copy (the caller copies it back).
+    results.push_back(state >= 0 ? (arguments[size_t(state)].device() == device_ ? arguments[size_t(state)]
+                                                                               : dense[size_t(state)])
                                  : detail::emptyTensor(results_[k].shape, results_[k].dtype, device_,
                                                        /*placeholder=*/false, loc));
   }
