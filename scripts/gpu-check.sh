@@ -12,6 +12,8 @@
 # Everything it prints also goes to $OUT/gpu-check.log (or ./gpu-check.log). Each step has
 # its own time limit and its verdict on a line "gpu-check: <step>: PASS|FAIL|SKIPPED ...";
 # the last line counts them. Without a GPU every step reports SKIPPED and it exits 0.
+# Newest work first; KILN_GPU_DEADLINE (seconds, default 470) caps the whole run: each
+# step's limit is cut to what is left, and a step with under 20 s left is SKIPPED, said so.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bundle="${1:-gpu-bundle}"
@@ -48,6 +50,12 @@ export KILN_CACHE_DIR="$work/cache"
 echo "gpu-check: KILN_CUDA_HOME=${KILN_CUDA_HOME:-} LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 bin="$work/kiln-gpu/bin"
 pass=0 fail=0 skipped=0
+deadline="${KILN_GPU_DEADLINE:-470}"
+
+budget() {  # the step's own limit, cut to what is left of the deadline (0: too little left)
+  local left=$((deadline - SECONDS - 5))
+  if (( left < 20 )); then echo 0; elif (( left < $1 )); then echo "$left"; else echo "$1"; fi
+}
 
 verdict() {  # step, status, log file
   local step=$1 status=$2 file=$3
@@ -60,9 +68,16 @@ verdict() {  # step, status, log file
   fi
 }
 
+out_of_time() {  # step: true (and SKIPPED counted) when under 20 s are left
+  (( $(budget 20) > 0 )) && return 1
+  echo "gpu-check: $1: SKIPPED (out of time: KILN_GPU_DEADLINE=$deadline s)"; skipped=$((skipped + 1))
+}
+
 run_test() {  # name, seconds
-  local name=$1 limit=$2 out="$logs/$1.log" start=$SECONDS
-  echo "=== $name (whole log: $(basename "$out"))"
+  local name=$1 limit out="$logs/$1.log" start=$SECONDS
+  out_of_time "$name" && return
+  limit=$(budget "$2")
+  echo "=== $name (whole log: $(basename "$out"), limit $limit s)"
   timeout "$limit" "$bin/$name" --gtest_color=no 2>&1 | tee "$out" |
     grep -E '^(parity:|device|kiln: compiled|\[  (FAILED|SKIPPED|PASSED) +\]|\[==========\]|[0-9]+ ops)' | tail -n 150
   local status=${PIPESTATUS[0]}
@@ -70,34 +85,48 @@ run_test() {  # name, seconds
   verdict "$name" "$status" "$out"
 }
 
-run_test CudaDeviceTest 60
-run_test CudaOpsTest 150
-run_test CudaModuleTest 90
+# Newest work first, so that a run cut short by its deadline still checks it.
 # Traced programs on the GPU under INTERP, MLIR and NVRTC (issue 22); KILN_LOG=compile in
 # its own test shows the MLP step's kernels and launches.
 run_test CudaTraceTest 150
 
-data="$bundle/fashion-mnist"
+echo "=== Training steps and bandwidth: Kiln, then PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null), on the same card"
+if ! out_of_time "kiln steps"; then
+  start=$SECONDS
+  timeout "$(budget 180)" "$bin/cuda_step" 2>&1 | tee "$logs/step.log"
+  status=${PIPESTATUS[0]}
+  echo "(kiln steps: $((SECONDS - start)) s)"
+  verdict "kiln steps" "$status" "$logs/step.log"
+fi
+if ! out_of_time "torch steps"; then
+  start=$SECONDS
+  timeout "$(budget 150)" python3 scripts/gpu/torch_mlp_step.py 2>&1 | tail -n 30 | tee -a "$logs/step.log"
+  status=${PIPESTATUS[0]}
+  echo "(torch steps: $((SECONDS - start)) s)"
+  [[ $status -eq 0 ]] && pass=$((pass + 1)) && echo "gpu-check: torch steps: PASS" ||
+    { fail=$((fail + 1)); echo "gpu-check: torch steps: FAIL (exit $status)"; }
+fi
+
+run_test CudaOpsTest 150
+run_test CudaDeviceTest 60
+run_test CudaModuleTest 90
+
+data="$work/fashion-mnist"
+if [[ -f $bundle/fashion-mnist.tar.xz ]]; then
+  mkdir -p "$data" && tar -C "$data" -xJf "$bundle/fashion-mnist.tar.xz" || rm -rf "$data"
+fi
 epochs="${KILN_GPU_EPOCHS:-2}"
 for device in cuda cpu; do
-  echo "=== fashion_mnist_mlp --device $device --epochs $epochs"
   if [[ ! -d $data ]]; then echo "gpu-check: mlp $device: SKIPPED (no $data)"; skipped=$((skipped + 1)); continue; fi
+  out_of_time "mlp $device" && continue
+  echo "=== fashion_mnist_mlp --device $device --epochs $epochs"
   start=$SECONDS
-  timeout 100 "$bin/fashion_mnist_mlp" --device "$device" --epochs "$epochs" --data "$data" 2>&1 |
-    tr '\r' '\n' | grep -v '^ *[0-9]*/[0-9]* \[' | tail -n 25 | tee "$logs/mlp-$device.log"
+  timeout "$(budget 100)" "$bin/fashion_mnist_mlp" --device "$device" --epochs "$epochs" --data "$data" 2>&1 |
+    tr '\r' '\n' | grep -v '([0-9]*%)' | tail -n 25 | tee "$logs/mlp-$device.log"
   status=${PIPESTATUS[0]}
   echo "(mlp $device: $((SECONDS - start)) s)"
   verdict "mlp $device" "$status" "$logs/mlp-$device.log"
 done
 
-echo "=== The MLP's eager training step: Kiln, then PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null), on the same card"
-timeout 120 "$bin/cuda_step" 2>&1 | tee "$logs/step.log"
-status=${PIPESTATUS[0]}
-verdict "kiln mlp step" "$status" "$logs/step.log"
-timeout 120 python3 scripts/gpu/torch_mlp_step.py 2>&1 | tail -n 20 | tee -a "$logs/step.log"
-status=${PIPESTATUS[0]}
-[[ $status -eq 0 ]] && pass=$((pass + 1)) && echo "gpu-check: torch mlp step: PASS" ||
-  { fail=$((fail + 1)); echo "gpu-check: torch mlp step: FAIL (exit $status)"; }
-
-echo "gpu-check: $pass passed, $fail failed, $skipped skipped"
+echo "gpu-check: $pass passed, $fail failed, $skipped skipped ($SECONDS s)"
 [[ $fail -eq 0 ]]

@@ -15,8 +15,14 @@ Prints one line per result:
     torch eager mlp step: 0.412 ms (median of 200, batch 64, NVIDIA H100 80GB HBM3)
     torch compile mlp step: 0.201 ms (median of 200, batch 64, NVIDIA H100 80GB HBM3)
 
+Then, unless --no-extra: the card's copy bandwidth (torch's copy_ of 16M and 64M floats, GB/s of
+bytes read and written) and bench/traced's gelu chain on [rows, 1024] eager and
+torch.compile'd, timed as bench/cuda_step times Kiln's (median of 5 rounds of 20 calls between
+synchronizes); and torchvision's mobilenet_v2 (10 classes) training step on 32x32 inputs,
+batch 64, SGD with momentum, eager, median of 20.
+
 Usage: python3 scripts/gpu/torch_mlp_step.py [--steps 200] [--warmup 20] [--batch-size 64]
-       [--no-compile] [--device cuda]
+       [--no-compile] [--no-extra] [--device cuda]
 Exit status: 0 on success, 2 without a CUDA device (the message says why).
 """
 
@@ -59,6 +65,58 @@ def median_ms(step, x, y, warmup, steps):
     return statistics.median(times)
 
 
+def queued_ms(fn):
+    """Milliseconds a call takes when calls queue back to back: median of 5 rounds of 20."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    rounds = []
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
+        rounds.append((time.perf_counter() - start) * 1e3 / 20)
+    return statistics.median(rounds)
+
+
+def gelu_chain(x, bias):
+    return F.gelu((x + bias) * 0.5, approximate="tanh") * 2.0
+
+
+def bandwidth_rows(device, no_compile):
+    compiled_chain = None if no_compile else torch.compile(gelu_chain)
+    for rows in (16384, 65536):
+        n = rows * 1024
+        gb = 2 * 4 * n / 1e9
+        x = torch.randn(rows, 1024, device=device)
+        bias = torch.randn(1024, device=device)
+        out = torch.empty_like(x)
+        ms = queued_ms(lambda: out.copy_(x))
+        print(f"torch copy {n >> 20}M: {gb / ms * 1e3:.1f} GB/s ({ms:.3f} ms)", flush=True)
+        ms = queued_ms(lambda: gelu_chain(x, bias))
+        print(f"torch gelu chain {n >> 20}M (eager): {gb / ms * 1e3:.1f} GB/s ({ms:.3f} ms)", flush=True)
+        if compiled_chain is not None:
+            ms = queued_ms(lambda: compiled_chain(x, bias))
+            print(f"torch gelu chain {n >> 20}M (compile): {gb / ms * 1e3:.1f} GB/s ({ms:.3f} ms)",
+                  flush=True)
+
+
+def mobilenet_row(device, seed):
+    try:
+        import torchvision
+    except ImportError as e:
+        print(f"torch eager mobilenet_v2 step: SKIPPED (no torchvision: {e})")
+        return
+    torch.manual_seed(seed)
+    model = torchvision.models.mobilenet_v2(num_classes=CLASSES).to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=MOMENTUM)
+    x = torch.randn(64, 3, 32, 32, device=device)
+    y = torch.randint(0, CLASSES, (64,), device=device)
+    ms = median_ms(lambda a, b: train_step(model, optimizer, a, b), x, y, 5, 20)
+    print(f"torch eager mobilenet_v2 step: {ms:.3f} ms (median of 20, batch 64, 32x32)", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=200, help="timed steps (default 200)")
@@ -66,6 +124,8 @@ def main():
     parser.add_argument("--batch-size", type=int, default=64, help="examples per step (default 64)")
     parser.add_argument("--device", default="cuda", help="a CUDA device (default cuda)")
     parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile'd step")
+    parser.add_argument("--no-extra", action="store_true",
+                        help="skip the bandwidth and mobilenet_v2 rows")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     if args.steps < 1 or args.warmup < 0 or args.batch_size < 1:
@@ -112,6 +172,9 @@ def main():
         compiled = median_ms(compiled_step, x, y, args.warmup, args.steps)
         print(f"torch compile mlp step: {compiled:.3f} ms ({where}; first call {compile_s:.1f} s)",
               flush=True)
+    if not args.no_extra:
+        bandwidth_rows(device, args.no_compile)
+        mobilenet_row(device, args.seed)
     return 0
 
 
