@@ -1,14 +1,15 @@
 // Traced programs on a CUDA device (issue 22), under each backend that serves CUDA: INTERP
 // (the device's eager kernels), MLIR (kiln-gpu-pipeline's PTX) and NVRTC (CUDA C): fused
-// elementwise chains with broadcasts, row kernels (softmax, log_softmax, layer_norm),
-// reductions, matmul with a fused epilogue and a conv net's forward, traced by value and
-// symbolically, each call equal to the eager run on the CPU within 1e-5 (float32; matmul
-// within 3.2e-4, CudaOpsTest's product tolerance: cuBLASLt and oneDNN sum 256 products in
-// different orders); moves between devices inside a trace; the MLP
-// training step traced on the GPU against the same step run eagerly there, ten steps of SGD
-// with momentum and of Adam; and under MLIR, every fused kernel launched from PTX (none left
-// to the interpreter). Without a GPU every test reports SKIPPED with the reason;
-// scripts/gpu-check.sh runs them on a GPU machine.
+// elementwise chains with broadcasts (also of 2^20 elements, which MLIR gives each thread 4
+// of), row kernels (softmax, log_softmax, layer_norm), reductions (also 2^20 row sums),
+// matmul with a fused epilogue and a conv net's forward, traced by value and symbolically,
+// each call equal to the eager run on the CPU within 1e-5 (float32; matmul within 3.2e-4,
+// CudaOpsTest's product tolerance: cuBLASLt and oneDNN sum 256 products in different
+// orders); moves between devices inside a trace; the MLP training step traced on the GPU
+// against the same step run eagerly there, ten steps of SGD with momentum and of Adam; and
+// under MLIR, every fused kernel launched from PTX (none left to the interpreter). Without
+// a GPU every test reports SKIPPED with the reason; scripts/gpu-check.sh runs them on a GPU
+// machine.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -72,6 +73,15 @@ std::vector<Case> cases() {
        [](const std::vector<Tensor>& x) {
          return std::vector<Tensor>{sum(x[0], {0}), mean(x[0], {1}), amax(exp(x[0]) - 1.0)};
        }},
+      // 2^20 elements: kiln-gpu-pipeline gives each thread 4 (gpu-pipeline-coarsen.mlir),
+      // the loads first; and 2^20 row sums, whose threads each loop over a row.
+      {"elementwise_chain_1m", {{1024, 1024}, {1024}},
+       [](const std::vector<Tensor>& x) {
+         Tensor v = (x[0] + x[1]) * 1.5;
+         return std::vector<Tensor>{gelu(v, "tanh") * 0.5 + v};
+       }},
+      {"row_sums_1m", {{1 << 20, 3}},
+       [](const std::vector<Tensor>& x) { return std::vector<Tensor>{sum(x[0], {1}), exp(x[0]) * 2.0}; }},
       {"matmul_bias_relu", {{64, 256}, {256, 128}, {128}},
        [](const std::vector<Tensor>& x) { return std::vector<Tensor>{relu(matmul(x[0], x[1]) + x[2])}; },
        3.2e-4},
