@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <atomic>
 #include <thread>
 
 #include "mlir/IR/BuiltinOps.h"
@@ -91,6 +92,13 @@ namespace {
 // time (449 kernels of a mobilenet_v2 step: 9.5 s of 10.1 s), and kernels are
 // independent. Smaller modules are not worth the bitcode round trip.
 constexpr size_t kSplitFunctions = 16;
+// Parts per thread of a split module, taken from a queue: SplitModule balances the parts'
+// IR sizes, not their compile times (two parts of the mobilenet_v2 step took CPU times
+// 8-18% apart), so finer parts let the threads finish together. Each part has a fixed
+// cost (a target machine, a pass pipeline, an object), so not one per function.
+constexpr unsigned kPartsPerThread = 4;
+// ...where that gives each part at least this many function bodies; else a part a thread.
+constexpr size_t kFunctionsPerPart = 16;
 
 // Several objects in one blob: "KILNOBJS", a count, then each object's size and bytes
 // (little-endian u64s). One object is stored as itself.
@@ -192,11 +200,12 @@ std::string optimizeAndEmit(llvm::Module& ir, std::string_view op, const SourceL
   return std::string(object.begin(), object.end());
 }
 
-// Splits `ir` into `parts` modules and compiles them on as many threads, each part in an
-// LLVMContext of its own (a context is not thread-safe): the parts travel as bitcode.
-std::vector<std::string> compileInParts(llvm::Module& ir, unsigned parts, std::string_view op,
-                                        const SourceLoc& loc, std::string* optimizedIR,
-                                        unsigned optLevel) {
+// Splits `ir` into `parts` modules and compiles them on `threads` threads, which take the
+// parts from a queue, each part in an LLVMContext of its own (a context is not
+// thread-safe): the parts travel as bitcode.
+std::vector<std::string> compileInParts(llvm::Module& ir, unsigned parts, unsigned threadCount,
+                                        std::string_view op, const SourceLoc& loc,
+                                        std::string* optimizedIR, unsigned optLevel) {
   std::vector<std::string> bitcode;
   llvm::SplitModule(ir, parts, [&](std::unique_ptr<llvm::Module> part) {
     std::string bytes;
@@ -220,9 +229,13 @@ std::vector<std::string> compileInParts(llvm::Module& ir, unsigned parts, std::s
       errors[i] = std::current_exception();
     }
   };
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < bitcode.size(); i = next++) compile(i);
+  };
   std::vector<std::thread> threads;
-  for (size_t i = 1; i < bitcode.size(); ++i) threads.emplace_back(compile, i);
-  if (!bitcode.empty()) compile(0);
+  for (unsigned t = 1; t < std::min<size_t>(threadCount, bitcode.size()); ++t) threads.emplace_back(worker);
+  worker();
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& error : errors)
     if (error) std::rethrow_exception(error);
@@ -321,8 +334,12 @@ std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
   size_t bodies = 0;
   for (const llvm::Function& f : *ir) bodies += !f.isDeclaration();
   const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
-  if (threads > 1 && bodies >= kSplitFunctions)
-    return pack(compileInParts(*ir, threads, op, loc, optimizedIR, optLevel));
+  if (threads > 1 && bodies >= kSplitFunctions) {
+    // A multiple of the threads, so none is left with one part more than the others.
+    const unsigned parts =
+        bodies >= size_t(threads) * kPartsPerThread * kFunctionsPerPart ? threads * kPartsPerThread : threads;
+    return pack(compileInParts(*ir, parts, threads, op, loc, optimizedIR, optLevel));
+  }
   return optimizeAndEmit(*ir, op, loc, optimizedIR, optLevel);
 }
 
