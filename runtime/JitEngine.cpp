@@ -37,6 +37,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/IPO/MergeFunctions.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
 
 namespace kiln::runtime {
@@ -331,6 +332,11 @@ std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
                              "(it must hold LLVM dialect ops only)");
   markOptnone(*ir, quick);
   keepKernelsApart(*ir);
+  // Kernels that kiln-outline-kernels kept apart can still lower to the same LLVM IR
+  // (they differ in something lowering drops); each then becomes a call of the first, so
+  // it is optimized and code-generated once. MobileNetV2's step: LLVM 0.95-0.98 of the
+  // time without it.
+  llvm::MergeFunctionsPass::runOnModule(*ir);
   size_t bodies = 0;
   for (const llvm::Function& f : *ir) bodies += !f.isDeclaration();
   const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));

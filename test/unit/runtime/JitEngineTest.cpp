@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <algorithm>
+#include <regex>
 #include <thread>
 #include <vector>
 
@@ -272,6 +273,29 @@ TEST_F(JitEngineTest, VeryLargeModulesCompileInFourPartsAThreadFromAQueue) {
   for (int i = 0; i < n; ++i) {
     auto f = reinterpret_cast<int64_t (*)(int64_t)>(engine->lookup("f" + std::to_string(i)));
     EXPECT_EQ(f(7), 21 + i) << i;
+  }
+}
+
+// Two kernels with the same body (as lowering can make of fusions kiln-outline-kernels kept
+// apart) are optimized and code-generated once: the second calls the first. Both run.
+TEST_F(JitEngineTest, IdenticalFunctionsAreCompiledOnce) {
+  std::string source = kProgram;
+  const std::string scale = source.substr(source.find("llvm.func @scale("));
+  source += "\n" + std::regex_replace(scale, std::regex("@scale\\("), "@scale_again(");
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  std::string ir;
+  std::string object = JitEngine::compileObject(*module, "test", SourceLoc::current(), &ir, 3);
+  const size_t again = ir.find("@scale_again(");
+  ASSERT_NE(again, std::string::npos) << ir;
+  const std::string body = ir.substr(again, ir.find("\n}", again) - again);
+  EXPECT_NE(body.find("call void @scale("), std::string::npos) << body;
+  EXPECT_EQ(body.find("fmul"), std::string::npos) << body;
+  auto engine = JitEngine::link(object, symbols, "test", SourceLoc::current());
+  for (const char* name : {"scale", "scale_again"}) {
+    float values[3] = {1, 2, 3};
+    reinterpret_cast<void (*)(float*, int64_t, float)>(engine->lookup(name))(values, 3, 2.0f);
+    EXPECT_EQ(values[2], 6.25f) << name;
   }
 }
 
