@@ -5,13 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <atomic>
 #include <thread>
 
 #include "mlir/IR/BuiltinOps.h"
