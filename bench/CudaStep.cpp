@@ -40,6 +40,17 @@ double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// One training step as the example takes it: gradients cleared, cross_entropy of the
+// model's output, backward, an SGD step.
+template <class Model>
+Tensor sgdStep(Model& model, optim::SGD& opt, const Tensor& x, const Tensor& y) {
+  opt.zero_grad(/*set_to_none=*/true);
+  Tensor loss = cross_entropy(model->forward(x), y);
+  loss.backward();
+  opt.step();
+  return loss;
+}
+
 // The median of `steps` steps after `warmup` untimed, each from a device synchronize to the
 // next, so a step's queued kernels are counted.
 double medianStepMs(const std::function<void()>& step, int warmup, int steps) {
@@ -115,13 +126,7 @@ void cnnRows(int steps, int warmup, int& failures) {
       return m;
     }();
     optim::SGD opt{model->parameters(), optim::SGDOptions(0.01).momentum(0.9)};
-    Tensor step(const Tensor& x, const Tensor& y) {
-      Tensor loss = cross_entropy(model->forward(x), y);
-      opt.zero_grad(/*set_to_none=*/true);
-      loss.backward();
-      opt.step();
-      return loss;
-    }
+    Tensor step(const Tensor& x, const Tensor& y) { return sgdStep(model, opt, x, y); }
   };
   manual_seed(1);
   Tensor x = randn({64, 3, 32, 32}, kCUDA), y = randint(0, 10, {64}, kCUDA);
@@ -193,13 +198,7 @@ int main(int argc, char** argv) {
     }
     nn::Sequential model = onDevice();
     optim::SGD optimizer{model->parameters(), optim::SGDOptions(0.05).momentum(0.9)};
-    Tensor step(const Tensor& input, const Tensor& target) {
-      optimizer.zero_grad(/*set_to_none=*/true);
-      Tensor loss = cross_entropy(model->forward(input), target);
-      loss.backward();
-      optimizer.step();
-      return loss;
-    }
+    Tensor step(const Tensor& input, const Tensor& target) { return sgdStep(model, optimizer, input, target); }
   };
   auto setup = [] { return std::make_unique<Setup>(); };
   int failures = 0;
