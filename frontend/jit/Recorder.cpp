@@ -265,10 +265,11 @@ void Recorder::onValueRead(const Tensor& tensor, std::string_view what, const So
 }
 
 // The program runs on its first input's device, else its first state's not on the CPU
-// (Trace.cpp deviceOf): every input, every state on a device and every move inside the
-// function must be on that device, or the program would read memory of another. State on
-// the CPU (an optimizer's lr, the generator's key) is copied in and out per call.
-void Recorder::checkOneDevice(const SourceLoc& loc) const {
+// (Recording::device, which jit::trace compiles for): every input, every state on a
+// device and every move inside the function must be on that device, or the program would
+// read memory of another. State on the CPU (an optimizer's lr, the generator's key) is
+// copied in and out per call.
+Device Recorder::checkOneDevice(const SourceLoc& loc) const {
   Device device;
   if (!inputs_.empty()) device = inputs_.front().device();
   else
@@ -293,10 +294,11 @@ void Recorder::checkOneDevice(const SourceLoc& loc) const {
     if (target != device)
       throw TraceError::make(moveLoc, "to", "the traced function moves a tensor to ", target.str(), runsOn,
                              ": a traced program runs on one device; move its inputs or results outside the trace");
+  return device;
 }
 
 Recording Recorder::finish(std::vector<Tensor> outputs, const SourceLoc& loc) {
-  checkOneDevice(loc);
+  const Device device = checkOneDevice(loc);
   llvm::SmallVector<mlir::Value> results;
   llvm::SmallVector<mlir::DictionaryAttr> resultAttrs;
   auto addResult = [&](mlir::Value value, llvm::StringRef attr, mlir::Attribute attrValue) {
@@ -310,6 +312,7 @@ Recording Recorder::finish(std::vector<Tensor> outputs, const SourceLoc& loc) {
               builder_.getI64IntegerAttr(int64_t(i)));
   }
   Recording recording;
+  recording.device = device;
   recording.numOutputs = outputs.size();
   for (size_t k = 0; k < state_.size(); ++k) {
     recording.gradAtStart.push_back(gradAtStart_[k] ? Tensor(gradAtStart_[k]) : Tensor());

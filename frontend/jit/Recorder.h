@@ -62,6 +62,9 @@ struct Recording {
   // Recorded while running eagerly (by value, or a symbolic trace redone for
   // exclude_from_trace): the recording call's effects already happened.
   bool byValue = false;
+  // Where the program runs: its first input's device, else its first state's not on the
+  // CPU (state on the CPU, as an optimizer's lr, is copied in per call), else the CPU.
+  Device device;
 };
 
 // Install with DispatchHookGuard for the duration of the traced call. Every dispatched
@@ -114,7 +117,7 @@ class Recorder final : public DispatchHook {
   // TraceError for writes the recording cannot express: into an input, into captured
   // constant state, or through memory another live tensor views.
   void checkInPlaceWrite(const Tensor& target, const OpCall& call);
-  void checkOneDevice(const SourceLoc& loc) const;
+  Device checkOneDevice(const SourceLoc& loc) const;
 
   mlir::MLIRContext& context_;
   RecorderOptions options_;

@@ -319,19 +319,9 @@ struct TracedCore::Impl {
     auto func = *module.getOps<mlir::func::FuncOp>().begin();
     entry.program = compileFor(backend, func, rec.callbacks.get(), "trace",
                                "trace '" + options.name + "'", loc, options.compile,
-                               deviceOf(entry));
+                               entry.recording.device);
     entry.compiled = true;
     if (entry.symbols.empty()) ++staticCompiles;  // a dynamic one counts its own
-  }
-
-  // Where the program's tensors live: its first input's device, else its first state's not
-  // on the CPU (state on the CPU, as an optimizer's lr, is copied in per call; the
-  // recorder's checkOneDevice holds the rest to this device).
-  static Device deviceOf(const Entry& entry) {
-    if (!entry.key.inputs.empty()) return entry.key.inputs.front().device;
-    for (const Tensor& state : entry.recording.state)
-      if (!state.device().isCPU()) return state.device();
-    return Device{};
   }
 
   std::shared_ptr<Entry> find(const CallKey& key) {
