@@ -7,18 +7,34 @@
 # libraries they need that such a machine lacks (oneDNN and its OpenCL loader),
 # xz-compressed, and Fashion-MNIST.
 #
-#   bash scripts/gpu-bundle.sh [DIR]      (default DIR: gpu-bundle, ignored by git)
+# With --halide, the HALIDE bundle instead (default DIR gpu-bundle-halide): CudaTraceTest,
+# which runs every traced case under INTERP, MLIR, HALIDE and NVRTC, and HalideKernelsTest,
+# both with HALIDE built in, and Halide 14 with its LLVM 14 (shared libraries, 28 MB xz'd),
+# which together with the rest do not fit beside the main bundle. libLLVM-14 names libz3
+# and libxml2 (with ICU, 15 MB xz'd more) for code Halide never runs (LLVM's static
+# analyzer, Windows manifests): those two are stand-ins made here that define what
+# libLLVM-14 imports from them and abort, saying so, if called.
+#
+#   bash scripts/gpu-bundle.sh [--halide] [DIR]      (DIR is ignored by git)
 #
 # Then, on the GPU machine, from the repository root: bash scripts/gpu-check.sh [DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out="${1:-gpu-bundle}"
-targets=(//test/gpu:CudaDeviceTest //test/gpu:CudaOpsTest //test/gpu:CudaModuleTest
-         //test/gpu:CudaTraceTest //examples:fashion_mnist_mlp //bench:cuda_step)
+halide=0
+if [[ ${1:-} == --halide ]]; then halide=1; shift; fi
 # A GPU machine has no LLVM or MLIR: link them statically (only the objects used), and every
 # Kiln library into the binary. Halide carries its own LLVM 14 as a shared library too big
-# to travel, so HALIDE is left out (it reports "not built").
-static=(--define kiln_llvm=static --define kiln_halide=off --dynamic_mode=off --linkopt=-fuse-ld=lld)
+# to travel with the rest, so the main bundle leaves HALIDE out (it reports "not built").
+static=(--define kiln_llvm=static --dynamic_mode=off --linkopt=-fuse-ld=lld)
+if (( halide )); then
+  out="${1:-gpu-bundle-halide}"
+  targets=(//test/gpu:CudaTraceTest //test/unit/runtime:HalideKernelsTest)
+else
+  out="${1:-gpu-bundle}"
+  targets=(//test/gpu:CudaDeviceTest //test/gpu:CudaOpsTest //test/gpu:CudaModuleTest
+           //test/gpu:CudaTraceTest //examples:fashion_mnist_mlp //bench:cuda_step)
+  static+=(--define kiln_halide=off)
+fi
 bazel build -c opt "${static[@]}" "${targets[@]}"  # bench/ is private: build it by label, copy it by path
 bin="$(bazel info -c opt "${static[@]}" bazel-bin)"
 
@@ -32,15 +48,38 @@ for target in "${targets[@]}"; do
   strip "$stage/kiln-gpu/bin/$(basename "$path")"
 done
 # Shared libraries beyond the C and C++ runtimes, which every Linux with PyTorch has (in
-# versions at least as new as Debian 12's).
+# versions at least as new as Debian 12's); for HALIDE, stand-ins for libz3 and libxml2
+# (whose ICU then stays behind).
 for f in "$stage"/kiln-gpu/bin/*; do
   ldd "$f" | awk '$3 ~ /^\// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so.*|libm.so.*|libstdc++.so.*|libgcc_s.so.*|ld-linux*|libpthread.so.*|libdl.so.*|librt.so.*) ;;
+    libz3.so.*|libxml2.so.*|libicu*) ;;
     *) cp -L "$lib" "$stage/kiln-gpu/lib/" && strip --strip-unneeded "$stage/kiln-gpu/lib/$(basename "$lib")" ;;
   esac
 done
+# stand_in SONAME PATTERN: a library named SONAME defining every symbol libLLVM-14 imports
+# that matches PATTERN, under the versions it asks for; a function aborts with a message.
+stand_in() {
+  local soname=$1 pattern=$2 llvm="$stage/kiln-gpu/lib/libLLVM-14.so.1" c="$stage/$1.c" map="$stage/$1.map"
+  printf '#include <stdio.h>\n#include <stdlib.h>\nstatic void called(const char* f) {\n  fprintf(stderr, "%s: %%s called, but this is a stand-in (scripts/gpu-bundle.sh)\\n", f);\n  abort();\n}\n' \
+    "$soname" > "$c"
+  readelf --dyn-syms -W "$llvm" | awk -v p="$pattern" '$7 == "UND" && $8 ~ p {print $4, $8}' | sort -u > "$stage/$1.syms"
+  while read -r type symbol; do
+    if [[ $type == OBJECT ]]; then echo "void* ${symbol%%@*} = 0;"; else echo "void ${symbol%%@*}(void) { called(\"${symbol%%@*}\"); }"; fi
+  done < "$stage/$1.syms" >> "$c"
+  awk '{n = split($2, s, "@"); if (n > 1) v[s[2]] = v[s[2]] " " s[1] ";"} END {for (k in v) print k " { global:" v[k] " };"}' \
+    "$stage/$1.syms" > "$map"
+  local versions=()
+  [[ -s $map ]] && versions=(-Wl,--version-script="$map")
+  gcc -shared -fPIC -O1 -o "$stage/kiln-gpu/lib/$soname" "$c" -Wl,-soname,"$soname" "${versions[@]}"
+  echo "gpu-bundle: stand-in $soname: $(wc -l < "$stage/$1.syms") symbols"
+}
+if (( halide )); then
+  stand_in libz3.so.4 '^Z3_'
+  stand_in libxml2.so.2 '^xml'
+fi
 git rev-parse --short HEAD > "$stage/kiln-gpu/COMMIT"
 
 mkdir -p "$out"
@@ -50,7 +89,9 @@ tmp="$out/kiln-gpu.tar.xz.tmp.$$"
 tar -C "$stage" -cf - kiln-gpu | xz -T0 --lzma2=preset=9,dict=192MiB > "$tmp"
 mv "$tmp" "$out/kiln-gpu.tar.xz"
 data=/usr/share/datasets/fashion-mnist
-if [[ -d $data ]]; then
+if (( halide )); then
+  :  # the HALIDE bundle runs no example
+elif [[ -d $data ]]; then
   # The idx files uncompressed, then xz'd together: 4 MB less than Debian's .gz files, which
   # the working tree's own 8 MB need (the data loaders read either form).
   if [[ ! -s $out/fashion-mnist.tar.xz ]]; then

@@ -9,6 +9,10 @@
 #   bash scripts/gpu-bundle.sh            (here: build the bundle into gpu-bundle/)
 #   bash scripts/gpu-check.sh [DIR]       (there, from the repository root)
 #
+# The HALIDE bundle (bash scripts/gpu-bundle.sh --halide: gpu-bundle-halide/) holds
+# CudaTraceTest with HALIDE built in, and HalideKernelsTest; steps whose binary a bundle
+# does not hold report SKIPPED (not in this bundle).
+#
 # Everything it prints also goes to $OUT/gpu-check.log (or ./gpu-check.log). Each step has
 # its own time limit and its verdict on a line "gpu-check: <step>: PASS|FAIL|SKIPPED ...";
 # the last line counts them. Without a GPU every step reports SKIPPED and it exits 0.
@@ -73,8 +77,14 @@ out_of_time() {  # step: true (and SKIPPED counted) when under 20 s are left
   echo "gpu-check: $1: SKIPPED (out of time: KILN_GPU_DEADLINE=$deadline s)"; skipped=$((skipped + 1))
 }
 
+not_in_bundle() {  # step, binary: true (and SKIPPED counted) when the bundle lacks it
+  [[ -x $bin/$2 ]] && return 1
+  echo "gpu-check: $1: SKIPPED (not in this bundle)"; skipped=$((skipped + 1))
+}
+
 run_test() {  # name, seconds
   local name=$1 limit out="$logs/$1.log" start=$SECONDS
+  not_in_bundle "$name" "$name" && return
   out_of_time "$name" && return
   limit=$(budget "$2")
   echo "=== $name (whole log: $(basename "$out"), limit $limit s)"
@@ -89,16 +99,19 @@ run_test() {  # name, seconds
 # Traced programs on the GPU under INTERP, MLIR and NVRTC (issue 22); KILN_LOG=compile in
 # its own test shows the MLP step's kernels and launches.
 run_test CudaTraceTest 150
+# HALIDE's kernels compiled and linked beside Halide's CUDA runtime, and the CPU ones (the
+# HALIDE bundle: Halide 14 and its LLVM 14 loaded on this machine).
+run_test HalideKernelsTest 60
 
 echo "=== Training steps and bandwidth: Kiln, then PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null), on the same card"
-if ! out_of_time "kiln steps"; then
+if ! not_in_bundle "kiln steps" cuda_step && ! out_of_time "kiln steps"; then
   start=$SECONDS
   timeout "$(budget 180)" "$bin/cuda_step" 2>&1 | tee "$logs/step.log"
   status=${PIPESTATUS[0]}
   echo "(kiln steps: $((SECONDS - start)) s)"
   verdict "kiln steps" "$status" "$logs/step.log"
 fi
-if ! out_of_time "torch steps"; then
+if [[ -x $bin/cuda_step ]] && ! out_of_time "torch steps"; then
   start=$SECONDS
   timeout "$(budget 150)" python3 scripts/gpu/torch_mlp_step.py 2>&1 | tail -n 30 | tee -a "$logs/step.log"
   status=${PIPESTATUS[0]}
@@ -117,6 +130,7 @@ if [[ -f $bundle/fashion-mnist.tar.xz ]]; then
 fi
 epochs="${KILN_GPU_EPOCHS:-2}"
 for device in cuda cpu; do
+  not_in_bundle "mlp $device" fashion_mnist_mlp && continue
   if [[ ! -d $data ]]; then echo "gpu-check: mlp $device: SKIPPED (no $data)"; skipped=$((skipped + 1)); continue; fi
   out_of_time "mlp $device" && continue
   echo "=== fashion_mnist_mlp --device $device --epochs $epochs"

@@ -85,12 +85,17 @@ GpuKernels mlirGpuKernels(mlir::ModuleOp planned, const mlir::kiln::GpuPipelineO
   return readLaunchPlans(*pipelined);
 }
 
-std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const CallbackTable* callbacks,
-                                              const CompileRequest& request, Generator generator,
-                                              std::string_view op, const SourceLoc& loc) {
+namespace {
+
+// compileForCuda with `external` when it is given, else `generator`.
+std::shared_ptr<const Program> compile(mlir::func::FuncOp main, const CallbackTable* callbacks,
+                                       const CompileRequest& request, Generator generator,
+                                       const CudaKernelCodegen* external, std::string_view op,
+                                       const SourceLoc& loc) {
   const Device device = request.device;
   const cuda::DeviceInfo& info = cuda::device(device.index, op, loc);
-  const std::string generatorName = generator == Generator::MLIR ? "MLIR" : "NVRTC";
+  const std::string generatorName =
+      external ? std::string(external->name()) : generator == Generator::MLIR ? "MLIR" : "NVRTC";
   mlir::MLIRContext* context = main.getContext();
   mlir::OwningOpRef<mlir::ModuleOp> module = moduleFor(main, mlir::kiln::registerGpuPipelineDependencies);
   const std::string name = main.getSymName().str();
@@ -107,7 +112,20 @@ std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const Cal
 
   ScheduledProgram::Kernels kernels;
   std::string declined;
-  if (generator == Generator::MLIR) {
+  if (external) {
+    for (mlir::func::FuncOp func : fusionKernels(*module)) {
+      std::string why;
+      std::shared_ptr<const ExternalKernel> kernel =
+          external->compile(func, writesInPlace(*module, func), device, why);
+      if (!kernel) {
+        declined += "kiln:   " + generatorName + " declined @" + func.getSymName().str() + ": " + why + "\n";
+        continue;
+      }
+      if (dumps.enabled()) dumps.write(generatorName + "-" + func.getSymName().str(), kernel->lowered(), ".stmt");
+      kernels[func.getSymName().str()] = std::move(kernel);
+    }
+    clock.lap("kernels");
+  } else if (generator == Generator::MLIR) {
     mlir::kiln::GpuPipelineOptions options;
     options.chip = info.arch();
     options.features = info.major >= 10 ? "+ptx86" : "+ptx80";
@@ -153,6 +171,20 @@ std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const Cal
     std::cerr << declined;
   }
   return program;
+}
+
+}  // namespace
+
+std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const CallbackTable* callbacks,
+                                              const CompileRequest& request, Generator generator,
+                                              std::string_view op, const SourceLoc& loc) {
+  return compile(main, callbacks, request, generator, nullptr, op, loc);
+}
+
+std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const CallbackTable* callbacks,
+                                              const CompileRequest& request, const CudaKernelCodegen& generator,
+                                              std::string_view op, const SourceLoc& loc) {
+  return compile(main, callbacks, request, Generator::MLIR, &generator, op, loc);
 }
 
 }  // namespace kiln::runtime::gpu

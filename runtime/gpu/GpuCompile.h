@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "runtime/Backend.h"
 #include "runtime/HostCallbacks.h"
+#include "runtime/KernelCodegen.h"
 #include "runtime/gpu/MlirGpuKernels.h"
 
 namespace kiln::runtime {
@@ -24,6 +25,19 @@ namespace kiln::runtime::gpu {
 enum class Generator {
   MLIR,   // kiln-gpu-pipeline: NVVM, PTX by LLVM's NVPTX backend, loaded by the driver
   NVRTC,  // each kernel as CUDA C (runtime/nvrtc), compiled by NVRTC to a cubin
+};
+
+// A kernel generator from outside runtime/gpu (HALIDE's), each fused kernel compiled into
+// something the host schedule runs on the device's stream.
+class CudaKernelCodegen {
+ public:
+  virtual ~CudaKernelCodegen() = default;
+  // "HALIDE", as KILN_JIT_BACKEND spells it.
+  virtual std::string_view name() const = 0;
+  // `kernel` (a kiln.kernel = "fusion" function) for `device`, or null with `why` set
+  // (the host schedule then interprets it on the device). `inPlace` as KernelCodegen's.
+  virtual std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace, Device device,
+                                                        std::string& why) const = 0;
 };
 
 // The MLIR generator's kernels for a planned module (unchanged): kiln-gpu-pipeline's
@@ -39,6 +53,10 @@ GpuKernels mlirGpuKernels(mlir::ModuleOp planned, const mlir::kiln::GpuPipelineO
 // capability picks the chip). Failures are CompileErrors naming `op`.
 std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const CallbackTable* callbacks,
                                               const CompileRequest& request, Generator generator,
+                                              std::string_view op, const SourceLoc& loc);
+// The same with `generator`'s kernels.
+std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const CallbackTable* callbacks,
+                                              const CompileRequest& request, const CudaKernelCodegen& generator,
                                               std::string_view op, const SourceLoc& loc);
 
 }  // namespace kiln::runtime::gpu

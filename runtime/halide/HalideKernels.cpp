@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "dialect/KilnOps.h"
+#include "frontend/core/cuda/Driver.h"
 #include "frontend/core/kernels/VecMath.h"
 #include "kiln/core/Error.h"
 #include "kiln/core/ThreadPool.h"
@@ -892,11 +893,15 @@ struct PipelineInfo {
   }
 };
 
+// A pipeline run on `device`: on the CPU its buffers are host memory; on a CUDA device they
+// are device addresses of Halide's CUDA runtime (neither host nor device dirty, so Halide
+// copies nothing), and the pipeline runs in Kiln's context for the device, on its stream.
 class HalideKernel final : public ExternalKernel {
  public:
   // `kernel` gives the buffers' shapes; `fromDisk`: its object came from the disk cache.
-  HalideKernel(mlir::func::FuncOp kernel, PipelineInfo info, KernelCode code, bool fromDisk)
-      : info_(std::move(info)), code_(std::move(code)), fromDisk_(fromDisk) {
+  HalideKernel(mlir::func::FuncOp kernel, PipelineInfo info, KernelCode code, bool fromDisk, Device device)
+      : info_(std::move(info)), code_(std::move(code)), fromDisk_(fromDisk), device_(device),
+        interface_(device.isCUDA() ? cudaInterface(code_) : nullptr) {
     for (mlir::Type type : kernel.getArgumentTypes())
       operands_.push_back(bufferShape(llvm::cast<mlir::RankedTensorType>(type)));
     // Output buffers go Func by Func, each Func's Tuple elements in order.
@@ -907,6 +912,11 @@ class HalideKernel final : public ExternalKernel {
   size_t loopNests() const { return info_.loopNests; }
 
   void run(void* const* operands, void* const* results) const override {
+    std::optional<CudaScope> onDevice;
+    if (interface_) {
+      const cuda::DeviceInfo& info = cuda::device(device_.index, "run compiled", SourceLoc::current());
+      onDevice.emplace(info.context, info.stream);
+    }
     std::vector<halide_buffer_t> buffers(operands_.size() + results_.size());
     std::vector<std::vector<halide_dimension_t>> dims(buffers.size());
     std::vector<const void*> argv;
@@ -916,7 +926,13 @@ class HalideKernel final : public ExternalKernel {
       dims[k] = shape.dims;
       halide_buffer_t& b = buffers[k];
       b = halide_buffer_t{};
-      b.host = static_cast<uint8_t*>(in ? operands[k] : results[info_.resultOf[k - operands_.size()]]);
+      void* address = in ? operands[k] : results[info_.resultOf[k - operands_.size()]];
+      if (interface_) {
+        b.device = reinterpret_cast<uint64_t>(address);
+        b.device_interface = interface_;
+      } else {
+        b.host = static_cast<uint8_t*>(address);
+      }
       b.type = shape.type;
       b.dimensions = int32_t(dims[k].size());
       b.dim = dims[k].data();
@@ -938,6 +954,8 @@ class HalideKernel final : public ExternalKernel {
   PipelineInfo info_;
   KernelCode code_;
   bool fromDisk_;
+  Device device_;
+  const halide_device_interface_t* interface_;
   std::vector<BufferShape> operands_;
   std::vector<BufferShape> results_;
 };
@@ -1011,14 +1029,60 @@ std::string loweredText(const Halide::Module& module) {
   return out.str();
 }
 
-// `kernel` compiled by Halide. With `cache` enabled, to an object stored there under
-// `diskKey` and linked by Kiln's JIT (as a later process loads it), else by Halide's JIT.
-std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel, const DiskCache& cache,
-                                                  const std::string& diskKey) {
-  const std::string choice = scheduleChoice();
-  std::unique_ptr<Translator> built = translated(kernel, choice == "hand" ? Schedule::CpuHand : Schedule::CpuAuto);
-  Translator& translator = *built;
+// LLVM 14's NVPTX backend aborts the process on Halide's bfloat16 code ("Copy one register
+// into another with a different width"), so bf16 is declined before Halide sees it.
+void declineBf16OnCuda(mlir::func::FuncOp kernel) {
+  auto bf16 = [](mlir::Type type) {
+    auto tensor = llvm::dyn_cast<mlir::TensorType>(type);
+    return (tensor ? tensor.getElementType() : type).isBF16();
+  };
+  const char* why = "bf16 on Halide 14's CUDA target (LLVM 14's NVPTX backend aborts on it)";
+  kernel.walk([&](mlir::Operation* op) {
+    for (mlir::Type t : op->getResultTypes())
+      if (bf16(t)) throw Declined{why};
+  });
+  for (mlir::Type t : kernel.getArgumentTypes())
+    if (bf16(t)) throw Declined{why};
+}
+
+// The device code of a module compiled for cudaTarget(): lowering offloads the GPU loops,
+// Halide's PTX code generator (LLVM 14's NVPTX backend, with libdevice) compiles them, and
+// the host module carries the PTX as a buffer named "<device API>_gpu_source_kernels" (text
+// with a NUL at its end), which Halide's CUDA runtime hands to cuModuleLoadData. No device
+// is asked for anything.
+std::string ptxOf(const Halide::Module& module) {
+  std::string ptx;
+  for (const Halide::Buffer<void>& buffer : module.buffers()) {
+    const std::string& name = buffer.name();
+    const std::string suffix = "_gpu_source_kernels";
+    if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    std::string text(static_cast<const char*>(buffer.data()), buffer.size_in_bytes());
+    while (!text.empty() && text.back() == '\0') text.pop_back();
+    ptx += text;
+  }
+  if (ptx.empty()) throw Declined{"Halide emitted no device code"};
+  return ptx;
+}
+
+// A kernel's pipeline, scheduled for `device` (on the CPU as KILN_HALIDE_SCHEDULE says),
+// compiled to a module without a runtime when `noRuntime` (every CUDA kernel: they are
+// always objects linked beside the standalone runtime, whose CUDA context Kiln sets).
+struct Lowered {
   PipelineInfo info;
+  std::optional<Halide::Module> module;
+  std::string ptx;  // CUDA: the device code
+};
+
+Lowered lower(mlir::func::FuncOp kernel, Device device, bool noRuntime) {
+  const bool cuda = device.isCUDA();
+  if (cuda) declineBf16OnCuda(kernel);
+  const std::string choice = cuda ? "hand" : scheduleChoice();
+  std::unique_ptr<Translator> built =
+      translated(kernel, cuda ? Schedule::Cuda : choice == "hand" ? Schedule::CpuHand : Schedule::CpuAuto);
+  Translator& translator = *built;
+  Lowered lowered;
+  PipelineInfo& info = lowered.info;
   info.name = kernel.getSymName().str();
   info.loopNests = translator.outputs().size();
   const auto& slots = translator.resultSlots();
@@ -1034,85 +1098,61 @@ std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel, con
     const Halide::MachineParams machine(std::max(1, kiln::get_num_threads()), 32u << 20, 40);
     pipeline.auto_schedule(choice, cpuTarget(), machine);
   }
-  const std::string function = info.function();
-  // The runtime is the standalone one, linked once per process, when the kernel is an object.
-  const Halide::Target target =
-      cache.enabled() ? cpuTarget().with_feature(Halide::Target::NoRuntime) : cpuTarget();
-  Halide::Module module = pipeline.compile_to_module(argumentsOf(translator), function, target);
-  info.lowered = loweredText(module);
+  const Halide::Target& target = cuda ? cudaTarget() : cpuTarget();
+  lowered.module.emplace(pipeline.compile_to_module(
+      argumentsOf(translator), info.function(),
+      noRuntime ? target.with_feature(Halide::Target::NoRuntime) : target));
+  info.lowered = loweredText(*lowered.module);
+  if (cuda) {
+    lowered.ptx = ptxOf(*lowered.module);
+    info.lowered += "\n// PTX\n" + lowered.ptx;
+  }
   ++kernelsCompiled;
-  if (!cache.enabled()) return std::make_shared<HalideKernel>(kernel, std::move(info), jitCode(module, function), false);
-  const std::string object = objectOf(module);
-  cache.store(diskKey, {info.serialized(), object});
-  return std::make_shared<HalideKernel>(kernel, std::move(info), objectCode(object, function, cache), false);
+  return lowered;
+}
+
+// `kernel` compiled by Halide for `device`. With `cache` enabled, or for CUDA, to an object
+// (stored in `cache` under `diskKey` where it is enabled) linked by Kiln's JIT, as a later
+// process loads it; else by Halide's JIT.
+std::shared_ptr<const HalideKernel> compileKernel(mlir::func::FuncOp kernel, Device device,
+                                                  const DiskCache& cache, const std::string& diskKey) {
+  const bool asObject = cache.enabled() || device.isCUDA();
+  Lowered lowered = lower(kernel, device, asObject);
+  const std::string function = lowered.info.function();
+  if (!asObject)
+    return std::make_shared<HalideKernel>(kernel, std::move(lowered.info), jitCode(*lowered.module, function),
+                                          false, device);
+  const std::string object = objectOf(*lowered.module);
+  cache.store(diskKey, {lowered.info.serialized(), object});
+  KernelCode code = objectCode(object, function, cache, device.isCUDA() ? RuntimeTarget::Cuda : RuntimeTarget::Cpu);
+  return std::make_shared<HalideKernel>(kernel, std::move(lowered.info), std::move(code), false, device);
 }
 
 // The object compileKernel stored under `diskKey`, linked; null where there is none (or it
 // is corrupt: DiskCache checks and removes it).
-std::shared_ptr<const HalideKernel> loadKernel(mlir::func::FuncOp kernel, const DiskCache& cache,
+std::shared_ptr<const HalideKernel> loadKernel(mlir::func::FuncOp kernel, Device device, const DiskCache& cache,
                                                const std::string& diskKey) {
   std::optional<CacheEntry> entry = cache.load(diskKey);
   std::optional<PipelineInfo> info = entry ? PipelineInfo::parse(entry->module) : std::nullopt;
   if (!info) return nullptr;
   const std::string function = info->function();
-  KernelCode code = objectCode(entry->object, function, cache);
+  KernelCode code = objectCode(entry->object, function, cache, device.isCUDA() ? RuntimeTarget::Cuda : RuntimeTarget::Cpu);
   ++kernelsLoaded;
-  return std::make_shared<HalideKernel>(kernel, std::move(*info), std::move(code), true);
-}
-
-// Halide's CUDA target for ahead-of-time compiling: the host (less AVX512_SapphireRapids,
-// as cpuTarget) with CUDA at compute capability 8.0, Halide 14's highest but 8.6 (its PTX
-// says .target sm_80, which ptxas assembles for sm_80 and, forward, for sm_90; sm_86's
-// would not assemble for sm_80), and StrictFloat as on the CPU.
-Halide::Target cudaTarget() {
-  return Halide::get_host_target()
-      .without_feature(Halide::Target::AVX512_SapphireRapids)
-      .with_feature(Halide::Target::CUDA)
-      .with_feature(Halide::Target::CUDACapability80)
-      .with_feature(Halide::Target::StrictFloat);
+  return std::make_shared<HalideKernel>(kernel, std::move(*info), std::move(code), true, device);
 }
 
 }  // namespace
 
 std::optional<HalideCudaKernel> compileForCuda(mlir::func::FuncOp kernel, bool inPlace, std::string& why) {
   try {
-    // LLVM 14's NVPTX backend aborts the process on Halide's bfloat16 code ("Copy one
-    // register into another with a different width"), so bf16 is declined before Halide
-    // sees it.
-    auto bf16 = [](mlir::Type type) {
-      auto tensor = llvm::dyn_cast<mlir::TensorType>(type);
-      return (tensor ? tensor.getElementType() : type).isBF16();
-    };
-    kernel.walk([&](mlir::Operation* op) {
-      for (mlir::Type t : op->getResultTypes())
-        if (bf16(t)) throw Declined{"bf16 on Halide 14's CUDA target (LLVM 14's NVPTX backend aborts on it)"};
-    });
-    for (mlir::Type t : kernel.getArgumentTypes())
-      if (bf16(t)) throw Declined{"bf16 on Halide 14's CUDA target (LLVM 14's NVPTX backend aborts on it)"};
-    std::unique_ptr<Translator> built = translated(kernel, Schedule::Cuda);
-    Translator& translator = *built;
-    if (inPlace && translator.outputs().size() > 1)
+    Lowered lowered = lower(kernel, Device(kCUDA, 0), /*noRuntime=*/true);
+    if (inPlace && lowered.info.loopNests > 1)
       throw Declined{"results of different shapes (separate loop nests) with one written over an operand"};
     HalideCudaKernel compiled;
-    compiled.name = "kiln_halide_" + kernel.getSymName().str();
-    compiled.loopNests = translator.outputs().size();
-    compiled.schedule = translator.scheduled();
-    Halide::Pipeline pipeline(translator.outputs());
-    // Lowering offloads the GPU loops: Halide's PTX code generator (LLVM 14's NVPTX backend,
-    // with libdevice) compiles them, and the host module carries the PTX as a buffer named
-    // "<device API>_gpu_source_kernels" (text with a NUL at its end), which Halide's CUDA
-    // runtime hands to cuModuleLoadData. No device is asked for anything.
-    Halide::Module module = pipeline.compile_to_module(argumentsOf(translator), compiled.name, cudaTarget());
-    for (const Halide::Buffer<void>& buffer : module.buffers()) {
-      const std::string& name = buffer.name();
-      const std::string suffix = "_gpu_source_kernels";
-      if (name.size() < suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-        continue;
-      std::string text(static_cast<const char*>(buffer.data()), buffer.size_in_bytes());
-      while (!text.empty() && text.back() == '\0') text.pop_back();
-      compiled.ptx += text;
-    }
-    if (compiled.ptx.empty()) throw Declined{"Halide emitted no device code"};
+    compiled.name = lowered.info.function();
+    compiled.loopNests = lowered.info.loopNests;
+    compiled.schedule = lowered.info.schedule;
+    compiled.ptx = std::move(lowered.ptx);
     for (size_t at = 0; (at = compiled.ptx.find(".entry ", at)) != std::string::npos;) {
       at += 7;
       compiled.entries.push_back(compiled.ptx.substr(at, compiled.ptx.find('(', at) - at));
@@ -1135,12 +1175,24 @@ class HalideKernels final : public KernelCodegen {
   std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace,
                                                 const DiskCache& cache,
                                                 std::string& why) const override {
+    return compileFor(kernel, inPlace, Device(), cache, why);
+  }
+
+  // `kernel` for `device`, from this process's kernels, the disk cache or Halide.
+  std::shared_ptr<const ExternalKernel> compileFor(mlir::func::FuncOp kernel, bool inPlace, Device device,
+                                                   const DiskCache& cache, std::string& why) const {
     std::string key;
     try {
-      // An autoscheduler's choice depends on the thread count it is given (compileKernel).
-      const std::string choice = scheduleChoice();
-      const std::string threads = choice == "hand" ? "" : " " + std::to_string(std::max(1, kiln::get_num_threads()));
-      key = choice + threads + "\n" + keyOf(kernel);
+      if (device.isCUDA()) {
+        // The CUDA schedule is the hand one whatever KILN_HALIDE_SCHEDULE says; a kernel
+        // runs on the device it was made for.
+        key = "cuda " + cudaTarget().to_string() + " " + device.str() + "\n" + keyOf(kernel);
+      } else {
+        // An autoscheduler's choice depends on the thread count it is given (lower()).
+        const std::string choice = scheduleChoice();
+        const std::string threads = choice == "hand" ? "" : " " + std::to_string(std::max(1, kiln::get_num_threads()));
+        key = choice + threads + "\n" + keyOf(kernel);
+      }
     } catch (const Declined& declined) {
       why = declined.why;
       return nullptr;
@@ -1152,10 +1204,13 @@ class HalideKernels final : public KernelCodegen {
     }
     try {
       if (!compiled) {
+        // The disk key leaves out the device's index: objects serve every device alike.
+        std::string diskPart = key;
+        if (device.isCUDA()) diskPart = "cuda " + cudaTarget().to_string() + "\n" + keyOf(kernel);
         const std::string diskKey =
-            cache.enabled() ? DiskCache::keyOf({PipelineInfo::kFormat, compilerIdentity(), key}) : "";
-        compiled = loadKernel(kernel, cache, diskKey);
-        if (!compiled) compiled = compileKernel(kernel, cache, diskKey);
+            cache.enabled() ? DiskCache::keyOf({PipelineInfo::kFormat, compilerIdentity(), diskPart}) : "";
+        compiled = loadKernel(kernel, device, cache, diskKey);
+        if (!compiled) compiled = compileKernel(kernel, device, cache, diskKey);
         std::lock_guard lock(mutex_);
         cache_.emplace(key, compiled);
       }
@@ -1177,7 +1232,7 @@ class HalideKernels final : public KernelCodegen {
   }
 
  private:
-  // Compiled pipelines by kernel text, for the life of the process.
+  // Compiled pipelines by kernel text (and device), for the life of the process.
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::shared_ptr<const HalideKernel>> cache_;
 };
@@ -1187,6 +1242,11 @@ class HalideKernels final : public KernelCodegen {
 const KernelCodegen& halideKernels() {
   static const HalideKernels generator;
   return generator;
+}
+
+std::shared_ptr<const ExternalKernel> cudaKernel(mlir::func::FuncOp kernel, bool inPlace, Device device,
+                                                 const DiskCache& cache, std::string& why) {
+  return static_cast<const HalideKernels&>(halideKernels()).compileFor(kernel, inPlace, device, cache, why);
 }
 
 HalideCounts halideCounts() { return {kernelsCompiled, kernelsLoaded, runtimesCompiled()}; }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/core/Device.h"
 #include "runtime/KernelCodegen.h"
 
 namespace kiln::runtime::halide {
@@ -31,11 +32,20 @@ HalideCounts halideCounts();
 // the next compile goes to the disk cache as a new process would.
 void forgetHalideKernels();
 
-// HALIDE on CUDA (issue 22, first slice: code generation only). The same Funcs as the CPU
-// pipeline, scheduled for the GPU (gpu_blocks/gpu_threads: a thread per element, a block
-// per row where there are row reductions) and compiled ahead of time for Halide 14's
-// `host-cuda-cuda_capability_80` target, which needs no GPU. Launching it needs Halide's CUDA
-// runtime and a device, which are not built in.
+// HALIDE on CUDA. The same Funcs as the CPU pipeline, scheduled for the GPU
+// (gpu_blocks/gpu_threads: a thread per element, a block per row where there are row
+// reductions) and compiled ahead of time for Halide 14's `host-cuda-cuda_capability_80`
+// target, which needs no GPU: a host object (the pipeline's loops on the host, its device
+// code as PTX inside) linked by Kiln's JIT beside Halide's standalone CUDA runtime.
+//
+// `kernel` for CUDA device `device`, run on device buffers in Kiln's context and stream for
+// it (HalideRuntime.h, CudaScope); the object is kept in `cache` where it is enabled. Null
+// with `why` set where the generator declines it (as on the CPU, and bf16) or Halide fails.
+// Compiling needs no device; running does.
+std::shared_ptr<const ExternalKernel> cudaKernel(mlir::func::FuncOp kernel, bool inPlace, Device device,
+                                                 const DiskCache& cache, std::string& why);
+
+// What the PTX of `kernel` is, for tests that assemble it without a device.
 struct HalideCudaKernel {
   std::string name;                  // the pipeline's host function, kiln_halide_<kernel>
   std::string ptx;                   // every device kernel of the pipeline: one PTX module

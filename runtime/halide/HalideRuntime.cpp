@@ -2,9 +2,13 @@
 // runtime object, and linking kernel objects beside it.
 #include "runtime/halide/HalideRuntime.h"
 
+#include <HalideRuntimeCuda.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -73,32 +77,84 @@ std::string emitted(Emit emit) {
 
 std::atomic<int64_t> runtimes{0};
 std::mutex runtimeMutex;
-std::shared_ptr<const JitEngine> processRuntime;
+// The process's standalone runtimes, by RuntimeTarget.
+std::array<std::shared_ptr<const JitEngine>, 2> processRuntimes;
 
-// Halide's standalone runtime for cpuTarget(), linked, with Kiln's handlers set: from
-// `cache` where it is there (compiling it takes Halide over a second), else compiled and
-// stored.
-std::shared_ptr<const JitEngine> standaloneRuntime(const DiskCache& cache) {
+// The context and stream Halide's CUDA runtime is given (CudaScope).
+thread_local void* cudaContext = nullptr;
+thread_local void* cudaStream = nullptr;
+
+// Outside a kernel's run only a release asks (create false: Halide's exit-time cleanup),
+// and there is nothing of Halide's to release: the context is Kiln's.
+int acquireCudaContext(void*, void** context, bool create) {
+  if (!cudaContext && !create) {
+    *context = nullptr;
+    return 0;
+  }
+  if (!cudaContext) {
+    lastError() = "Halide's CUDA runtime was called outside a Kiln CUDA kernel's run";
+    return halide_error_code_device_interface_no_device;
+  }
+  *context = cudaContext;
+  return 0;
+}
+int releaseCudaContext(void*) { return 0; }
+int cudaStreamOf(void*, void*, void** stream) {
+  *stream = cudaStream;
+  return 0;
+}
+
+// Halide's CUDA runtime opens "libcuda.so", which a driver installation need not have (only
+// libcuda.so.1, which Kiln's driver opens: frontend/core/cuda/Driver.cpp); both name the
+// same library, so the process holds it once.
+void* loadLibrary(const char* name) {
+  if (std::strcmp(name, "libcuda.so") == 0) name = "libcuda.so.1";
+  return ::dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+}
+
+template <class Setter, class Handler>
+void setHandler(const JitEngine& engine, const char* setter, Handler handler) {
+  reinterpret_cast<Setter>(engine.lookup(setter))(handler);
+}
+
+// Halide's standalone runtime for `target`, linked, with Kiln's handlers set: from `cache`
+// where it is there (compiling it takes Halide over a second), else compiled and stored.
+std::shared_ptr<const JitEngine> standaloneRuntime(const DiskCache& cache, RuntimeTarget target) {
   std::lock_guard lock(runtimeMutex);
-  if (processRuntime) return processRuntime;
+  std::shared_ptr<const JitEngine>& process = processRuntimes[size_t(target)];
+  if (process) return process;
+  const Halide::Target& halideTarget = target == RuntimeTarget::Cuda ? cudaTarget() : cpuTarget();
   const std::string key =
-      cache.enabled() ? DiskCache::keyOf({kRuntimeFormat, compilerIdentity()}) : "";
+      cache.enabled() ? DiskCache::keyOf({kRuntimeFormat, compilerIdentity(), halideTarget.to_string()}) : "";
   std::optional<CacheEntry> entry = cache.load(key);
   if (!entry || entry->module != kRuntimeFormat) {
-    entry = CacheEntry{std::string(kRuntimeFormat), emitted([](const std::string& path) {
+    entry = CacheEntry{std::string(kRuntimeFormat), emitted([&](const std::string& path) {
                          Halide::compile_standalone_runtime(
-                             path, cpuTarget().with_feature(Halide::Target::NoRuntime));
+                             path, halideTarget.with_feature(Halide::Target::NoRuntime));
                        })};
     ++runtimes;
     cache.store(key, *entry);
   }
   auto engine = JitEngine::link(entry->object, {}, kLinking, SourceLoc::current());
-  using SetParFor = halide_do_par_for_t (*)(halide_do_par_for_t);
-  using SetError = halide_error_handler_t (*)(halide_error_handler_t);
-  reinterpret_cast<SetParFor>(engine->lookup("halide_set_custom_do_par_for"))(parallelFor<void>);
-  reinterpret_cast<SetError>(engine->lookup("halide_set_error_handler"))(recordError<void>);
-  processRuntime = std::move(engine);
-  return processRuntime;
+  setHandler<halide_do_par_for_t (*)(halide_do_par_for_t)>(*engine, "halide_set_custom_do_par_for",
+                                                           parallelFor<void>);
+  setHandler<halide_error_handler_t (*)(halide_error_handler_t)>(*engine, "halide_set_error_handler",
+                                                                 recordError<void>);
+  if (target == RuntimeTarget::Cuda) {
+    setHandler<halide_load_library_t (*)(halide_load_library_t)>(*engine, "halide_set_custom_load_library",
+                                                                 loadLibrary);
+    setHandler<halide_cuda_acquire_context_t (*)(halide_cuda_acquire_context_t)>(
+        *engine, "halide_set_cuda_acquire_context", acquireCudaContext);
+    setHandler<halide_cuda_release_context_t (*)(halide_cuda_release_context_t)>(
+        *engine, "halide_set_cuda_release_context", releaseCudaContext);
+    setHandler<halide_cuda_get_stream_t (*)(halide_cuda_get_stream_t)>(*engine, "halide_set_cuda_get_stream",
+                                                                       cudaStreamOf);
+    // A buffer Halide allocates on the device inside a pipeline (a reduction computed at
+    // the root) is kept for the next call: cuMemFree would wait for the whole device.
+    reinterpret_cast<int (*)(void*, bool)>(engine->lookup("halide_reuse_device_allocations"))(nullptr, true);
+  }
+  process = std::move(engine);
+  return process;
 }
 
 }  // namespace
@@ -118,6 +174,14 @@ const Halide::Target& cpuTarget() {
       Halide::get_jit_target_from_environment()
           .without_feature(Halide::Target::AVX512_SapphireRapids)
           .with_feature(Halide::Target::StrictFloat);
+  return target;
+}
+
+// Compute capability 8.0, Halide 14's highest but 8.6: its PTX says .target sm_80, which
+// ptxas assembles for sm_80 and, forward, for sm_90 (sm_86's would not assemble for sm_80).
+const Halide::Target& cudaTarget() {
+  static const Halide::Target target =
+      cpuTarget().with_feature(Halide::Target::CUDA).with_feature(Halide::Target::CUDACapability80);
   return target;
 }
 
@@ -141,9 +205,10 @@ std::string objectOf(const Halide::Module& module) {
   });
 }
 
-KernelCode objectCode(std::string_view object, const std::string& function, const DiskCache& cache) {
+KernelCode objectCode(std::string_view object, const std::string& function, const DiskCache& cache,
+                      RuntimeTarget target) {
   KernelCode code;
-  code.runtime = standaloneRuntime(cache);
+  code.runtime = standaloneRuntime(cache, target);
   RuntimeSymbols symbols;
   for (const std::string& name : JitEngine::undefinedSymbols(object, kLinking, SourceLoc::current()))
     if (void* address = code.runtime->find(name)) symbols.emplace_back(name, address);
@@ -152,11 +217,26 @@ KernelCode objectCode(std::string_view object, const std::string& function, cons
   return code;
 }
 
+const halide_device_interface_t* cudaInterface(const KernelCode& code) {
+  using Interface = const halide_device_interface_t* (*)();
+  return reinterpret_cast<Interface>(code.runtime->lookup("halide_cuda_device_interface"))();
+}
+
+CudaScope::CudaScope(void* context, void* stream) : previousContext_(cudaContext), previousStream_(cudaStream) {
+  cudaContext = context;
+  cudaStream = stream;
+}
+
+CudaScope::~CudaScope() {
+  cudaContext = previousContext_;
+  cudaStream = previousStream_;
+}
+
 int64_t runtimesCompiled() { return runtimes; }
 
 void forgetStandaloneRuntime() {
   std::lock_guard lock(runtimeMutex);
-  processRuntime.reset();
+  for (std::shared_ptr<const JitEngine>& runtime : processRuntimes) runtime.reset();
 }
 
 }  // namespace kiln::runtime::halide

@@ -1,5 +1,7 @@
 // Traced programs on a CUDA device (issue 22), under each backend that serves CUDA: INTERP
-// (the device's eager kernels), MLIR (kiln-gpu-pipeline's PTX) and NVRTC (CUDA C): fused
+// (the device's eager kernels), MLIR (kiln-gpu-pipeline's PTX), HALIDE (Halide's CUDA
+// target; where it is built in: the main GPU bundle leaves it out, docs/GPU.md) and NVRTC
+// (CUDA C): fused
 // elementwise chains with broadcasts (also of 2^20 elements, which MLIR gives each thread 4
 // of), row kernels (softmax, log_softmax, layer_norm), reductions (also 2^20 row sums),
 // matmul with a fused epilogue and a conv net's forward, traced by value and symbolically,
@@ -7,13 +9,14 @@
 // CudaOpsTest's product tolerance: cuBLASLt and oneDNN sum 256 products in different
 // orders); moves between devices inside a trace; the MLP training step traced on the GPU
 // against the same step run eagerly there, ten steps of SGD with momentum and of Adam; and
-// under MLIR, every fused kernel launched from PTX (none left to the interpreter). Without
+// under MLIR and HALIDE, every fused kernel launched from PTX (none left to the interpreter). Without
 // a GPU every test reports SKIPPED with the reason; scripts/gpu-check.sh runs them on a GPU
 // machine.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <utility>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "runtime/Backend.h"
 
 namespace kiln {
 namespace {
@@ -30,7 +34,16 @@ namespace {
   GTEST_SKIP() << "SKIPPED: no CUDA device: " << kiln::cuda::unavailable_reason()
 
 const Device kGpu(kCUDA, 0);
-const std::vector<std::string> kBackends = {"INTERP", "MLIR", "NVRTC"};
+// The backends serving CUDA that this binary has, saying which it lacks.
+std::vector<std::string> gpuBackends() {
+  std::vector<std::string> names;
+  for (const char* name : {"INTERP", "MLIR", "HALIDE", "NVRTC"}) {
+    if (runtime::findBackend(name)) names.push_back(name);
+    else std::printf("CudaTraceTest: backend %s is not built into this binary; its cases do not run\n", name);
+  }
+  return names;
+}
+const std::vector<std::string> kBackends = gpuBackends();
 
 // |a - b| <= tol * max(1, |b|) element by element, read on the host in double.
 ::testing::AssertionResult closeTo(const Tensor& actual, const Tensor& expected, double tol = 1e-5) {
@@ -245,35 +258,39 @@ TEST(CudaTrace, TheMlpTrainingStepTracedOnTheGpuMatchesEagerWithSgdAndAdam) {
   }
 }
 
-// KILN_LOG=compile names each GPU program's fused kernels; under MLIR every one of the MLP
-// step's is launched from kiln-gpu-pipeline's PTX, none interpreted.
-TEST(CudaTrace, MlirLaunchesEveryFusedKernelOfTheMlpStepFromPtx) {
+// KILN_LOG=compile names each GPU program's fused kernels; under MLIR and HALIDE every one
+// of the MLP step's is launched from the generator's PTX, none interpreted.
+TEST(CudaTrace, MlirAndHalideLaunchEveryFusedKernelOfTheMlpStepFromPtx) {
   REQUIRE_CUDA();
-  manual_seed(0);
-  nn::Sequential model(nn::Linear(784, 128), nn::ReLU(), nn::Linear(128, 10));
-  model->to(kGpu);
-  optim::SGD opt(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
-  auto traced = jit::trace(
-      [&](Tensor x, Tensor y) {
-        Tensor loss = cross_entropy(model->forward(x), y);
-        opt.zero_grad(/*set_to_none=*/true);
-        loss.backward();
-        opt.step();
-        return loss;
-      },
-      {.compile = {.backend = "MLIR"}});
-  Tensor x = randn({64, 784}).to(kGpu), y = randint(0, 10, {64}).to(kGpu);
-  setenv("KILN_LOG", "compile", 1);
-  ::testing::internal::CaptureStderr();
-  traced(x, y);
-  traced(x, y);
-  const std::string log = ::testing::internal::GetCapturedStderr();
-  unsetenv("KILN_LOG");
-  std::printf("%s", log.c_str());
-  EXPECT_THAT(log, ::testing::HasSubstr("for cuda:0 ("));
-  EXPECT_THAT(log, ::testing::HasSubstr(" by MLIR in "));
-  EXPECT_THAT(log, ::testing::HasSubstr(" interpreted)"));
-  EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("interpreted (eager kernels)")));
+  for (const std::string& backend : kBackends) {
+    if (backend != "MLIR" && backend != "HALIDE") continue;
+    SCOPED_TRACE(backend);
+    manual_seed(0);
+    nn::Sequential model(nn::Linear(784, 128), nn::ReLU(), nn::Linear(128, 10));
+    model->to(kGpu);
+    optim::SGD opt(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+    auto traced = jit::trace(
+        [&](Tensor x, Tensor y) {
+          Tensor loss = cross_entropy(model->forward(x), y);
+          opt.zero_grad(/*set_to_none=*/true);
+          loss.backward();
+          opt.step();
+          return loss;
+        },
+        {.compile = {.backend = backend}});
+    Tensor x = randn({64, 784}).to(kGpu), y = randint(0, 10, {64}).to(kGpu);
+    setenv("KILN_LOG", "compile", 1);
+    ::testing::internal::CaptureStderr();
+    traced(x, y);
+    traced(x, y);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    unsetenv("KILN_LOG");
+    std::printf("%s", log.c_str());
+    EXPECT_THAT(log, ::testing::HasSubstr("for cuda:0 ("));
+    EXPECT_THAT(log, ::testing::HasSubstr(" by " + backend + " in "));
+    EXPECT_THAT(log, ::testing::HasSubstr(" (0 interpreted)"));
+    EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("interpreted (eager kernels)")));
+  }
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "dialect/KilnDialect.h"
+#include "kiln/core/Cuda.h"
+#include "kiln/core/Error.h"
 #include "kiln/core/ThreadPool.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -369,6 +371,69 @@ TEST_F(HalideKernelsTest, CudaRootReductionAndDeclines) {
     })mlir");
   EXPECT_FALSE(compileForCuda(gelu64, false, why));
   EXPECT_EQ(why, "kiln.gelu on other than f32 math");
+}
+
+// HALIDE on CUDA as the GPU host schedule runs it: the CUDA pipeline compiled to a host
+// object, linked beside Halide's standalone CUDA runtime (every symbol resolved, Kiln's
+// context and stream handlers set) with no device in sight, kept in the disk cache like a
+// CPU kernel; running it needs the device and says so where there is none.
+TEST_F(HalideKernelsTest, CudaKernelsLinkWithoutAGpuAndLoadFromTheDiskCache) {
+  const char* source = R"mlir(
+    func.func private @ew(%a: tensor<64x70xf32>, %b: tensor<70xf32>) -> tensor<64x70xf32> attributes {kiln.kernel = "fusion"} {
+      %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [64, 70] : tensor<70xf32>
+      %s = kiln.add %a, %bb : tensor<64x70xf32>
+      %t = kiln.tanh %s : tensor<64x70xf32>
+      return %t : tensor<64x70xf32>
+    })mlir";
+  auto kernel = parse(source);
+  DiskCache fresh(std::string(::testing::TempDir()) + "/halide-cuda-kernels");
+  forgetHalideKernels();
+  const HalideCounts before = halideCounts();
+  std::string why;
+  auto compiled = cudaKernel(kernel, /*inPlace=*/false, Device(kCUDA, 0), fresh, why);
+  ASSERT_TRUE(compiled) << why;
+  EXPECT_EQ(compiled->describe(), "@ew: cuda-elementwise ");
+  EXPECT_NE(compiled->lowered().find(".target sm_80"), std::string::npos) << compiled->lowered();
+  EXPECT_EQ(halideCounts().compiled, before.compiled + 1);
+  EXPECT_EQ(halideCounts().runtimesCompiled, before.runtimesCompiled + 1);  // the CUDA runtime
+  // The same kernel again is this process's; on another device, the same object.
+  EXPECT_EQ(cudaKernel(kernel, false, Device(kCUDA, 0), fresh, why), compiled);
+  auto other = cudaKernel(kernel, false, Device(kCUDA, 1), fresh, why);
+  ASSERT_TRUE(other) << why;
+  EXPECT_NE(other, compiled);
+  EXPECT_EQ(halideCounts().compiled, before.compiled + 1);
+  EXPECT_EQ(halideCounts().loaded, before.loaded + 1);
+  // A new process loads the kernel and the CUDA runtime from the disk cache.
+  forgetHalideKernels();
+  auto loaded = cudaKernel(kernel, false, Device(kCUDA, 0), fresh, why);
+  ASSERT_TRUE(loaded) << why;
+  EXPECT_EQ(loaded->describe(), "@ew: cuda-elementwise  (object from the disk cache)");
+  EXPECT_EQ(halideCounts().compiled, before.compiled + 1);
+  EXPECT_EQ(halideCounts().runtimesCompiled, before.runtimesCompiled + 1);
+  // The CPU's kernel of the same text is its own.
+  ASSERT_TRUE(halideKernels().compile(kernel, false, fresh, why)) << why;
+  EXPECT_EQ(halideCounts().compiled, before.compiled + 2);
+  if (cuda::is_available()) return;  // test/gpu:CudaTraceTest runs HALIDE's kernels on a GPU
+  std::vector<float> a(64 * 70), b(70), out(64 * 70);
+  void* operands[] = {a.data(), b.data()};
+  void* results[] = {out.data()};
+  try {
+    loaded->run(operands, results);
+    ADD_FAILURE() << "ran without a CUDA device";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("no CUDA device"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(HalideKernelsTest, CudaDeclinesBf16BeforeHalideSeesIt) {
+  auto kernel = parse(R"mlir(
+    func.func private @b(%a: tensor<8xbf16>) -> tensor<8xbf16> attributes {kiln.kernel = "fusion"} {
+      %s = kiln.add %a, %a : tensor<8xbf16>
+      return %s : tensor<8xbf16>
+    })mlir");
+  std::string why;
+  EXPECT_FALSE(cudaKernel(kernel, false, Device(kCUDA, 0), cache, why));
+  EXPECT_EQ(why, "bf16 on Halide 14's CUDA target (LLVM 14's NVPTX backend aborts on it)");
 }
 
 }  // namespace
