@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "test/e2e/Training.h"
 
 namespace kiln {
 namespace {
@@ -49,11 +50,7 @@ template <class Model, class MakeModel, class MakeOptimizer>
 void expectSameTraining(bool symbolic, const std::vector<Batch>& data, MakeModel makeModel,
                         MakeOptimizer makeOptimizer) {
   auto step = [](Model& model, auto& opt, const Tensor& x, const Tensor& y) {
-    Tensor loss = cross_entropy(model->forward(x), y);
-    opt.zero_grad(/*set_to_none=*/true);
-    loss.backward();
-    opt.step();
-    return loss;
+    return e2e::trainingStep(model, opt, x, y);
   };
 
   Model eagerModel = makeModel();
@@ -95,12 +92,7 @@ class TrainingParity : public ::testing::TestWithParam<bool> {};
 TEST_P(TrainingParity, MlpFiftyStepsOfSgdWithMomentum) {
   std::vector<Batch> data = batches(50, {32, 64}, 10, 7);
   expectSameTraining<nn::Sequential>(
-      GetParam(), data,
-      [] {
-        manual_seed(0);
-        return nn::Sequential(nn::Linear(64, 128), nn::ReLU(), nn::Linear(128, 128), nn::ReLU(),
-                              nn::Linear(128, 10));
-      },
+      GetParam(), data, [] { return e2e::trainingMlp(); },
       [](nn::Sequential& m) {
         return optim::SGD(m->parameters(), optim::SGDOptions(0.05).momentum(0.9));
       });
@@ -111,11 +103,7 @@ TEST_P(TrainingParity, MobileNetV2FiveStepsWithBatchNormAndDropout) {
   const int steps = compiled() ? (GetParam() ? 2 : 3) : 5;
   std::vector<Batch> data = batches(steps, {4, 3, 32, 32}, 10, 8);
   expectSameTraining<vision::MobileNetV2>(
-      GetParam(), data,
-      [] {
-        manual_seed(0);
-        return vision::mobilenet_v2(10, 0.25);
-      },
+      GetParam(), data, [] { return e2e::trainingMobileNet(); },
       [](vision::MobileNetV2& m) {
         return optim::SGD(m->parameters(), optim::SGDOptions(0.01).momentum(0.9));
       });

@@ -3,6 +3,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <functional>
+#include <utility>
 
 #include "dialect/KilnDialect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -14,6 +17,9 @@
 #include "runtime/HostPlan.h"
 #include "runtime/cpu/MlirBackend.h"
 #include "test/e2e/Parity.h"
+#include "test/e2e/Training.h"
+#include "tools/kiln-fuzz/Generator.h"
+#include "tools/kiln-fuzz/Runner.h"
 
 namespace kiln::gpu_test {
 
@@ -50,33 +56,45 @@ PlannedGraphs forEachCompiledGraph(const GraphVisitor& onGraph) {
   mlir::kiln::registerCpuPipelineDependencies(registry);
   mlir::MLIRContext context(registry);
   context.loadDialect<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
-  for (const e2e::OpCase& c : e2e::allCases()) {
-    for (bool symbolic : {false, true}) {
-      const std::string what = c.name + (symbolic ? " (symbolic)" : " (by value)");
-      std::string text;
-      try {
-        text = e2e::recordedGraph(c, symbolic);
-      } catch (const std::exception& e) {
-        census.problems.push_back(what + ": recording throws: " + e.what());
-        continue;
-      }
-      mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-      if (!module) {
-        census.problems.push_back(what + ": the recording does not parse:\n" + text);
-        continue;
-      }
-      ++census.graphs;
-      // What the compiled backends hand to the interpreter (a limitation of the host
-      // schedule, such as dynamic dims) has no kernels to take.
-      bool interpreted = false;
-      for (auto main : module->getOps<mlir::func::FuncOp>())
-        interpreted = interpreted || !runtime::cpu::mlirBackend().unsupported(main).empty();
-      if (interpreted) {
-        ++census.interpreted;
-        continue;
-      }
-      onGraph(what, text, *module);
+  auto visit = [&](const std::string& what, const std::function<std::string()>& record) {
+    std::string text;
+    try {
+      text = record();
+    } catch (const std::exception& e) {
+      census.problems.push_back(what + ": recording throws: " + e.what());
+      return;
     }
+    mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+    if (!module) {
+      census.problems.push_back(what + ": the recording does not parse:\n" + text);
+      return;
+    }
+    ++census.graphs;
+    // What the compiled backends hand to the interpreter (a limitation of the host
+    // schedule, such as dynamic dims) has no kernels to take.
+    bool interpreted = false;
+    for (auto main : module->getOps<mlir::func::FuncOp>())
+      interpreted = interpreted || !runtime::cpu::mlirBackend().unsupported(main).empty();
+    if (interpreted) {
+      ++census.interpreted;
+      return;
+    }
+    onGraph(what, text, *module);
+  };
+  for (bool symbolic : {false, true}) {
+    const std::string mode = symbolic ? " (symbolic)" : " (by value)";
+    for (const e2e::OpCase& c : e2e::allCases())
+      visit(c.name + mode, [&] { return e2e::recordedGraph(c, symbolic); });
+    std::vector<std::pair<std::string, std::string>> training;
+    try {
+      training = e2e::recordedTrainingGraphs(symbolic);
+    } catch (const std::exception& e) {
+      census.problems.push_back(std::string("training steps") + mode + ": recording throws: " + e.what());
+    }
+    for (const auto& [name, text] : training) visit("training " + name, [&] { return text; });
+    for (uint64_t seed = 1; seed <= kFuzzPrograms; ++seed)
+      visit("fuzz seed " + std::to_string(seed) + mode,
+            [&] { return fuzz::recordedGraph(fuzz::generate(seed, fuzz::GenOptions{}), symbolic); });
   }
   return census;
 }

@@ -2,6 +2,7 @@
 // how a planned program's fused kernels are keyed and checked for in-place results.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,10 +25,14 @@ bool writesInPlace(mlir::ModuleOp planned, mlir::func::FuncOp kernel);
 // A kernel's text without its name, so the same kernel in many graphs is compiled once.
 std::string keyOf(mlir::func::FuncOp kernel, bool inPlace);
 
-// Every graph of the compiled parity suite (test/e2e/OpCases.cpp, traced by value and
-// symbolically) recorded and planned by the CPU planning pipeline as the compiled backends
-// plan it; `onKernel` sees each kiln.kernel = "fusion" function, named by its graph
-// ("<case> (by value)"), with whether a call writes a result in place.
+// The e2e graphs, each by value and symbolically: every case of the compiled parity suite
+// (test/e2e/OpCases.cpp, "<case> (by value)"), the training steps of TrainingParityTest
+// ("training mlp_sgd_momentum (symbolic)"), and the fuzzer's programs of seeds 1 to
+// kFuzzPrograms with its default options ("fuzz seed 7 (by value)"), recorded and planned by
+// the CPU planning pipeline as the compiled backends plan them; `onKernel` sees each
+// kiln.kernel = "fusion" function, named by its graph, with whether a call writes a result
+// in place.
+inline constexpr uint64_t kFuzzPrograms = 100;
 struct PlannedGraphs {
   int graphs = 0, interpreted = 0, kernels = 0;
   std::vector<std::string> problems;  // graphs that failed to record, parse or plan

@@ -1,5 +1,6 @@
-// Every graph of the compiled parity suite (test/e2e/OpCases.cpp, traced by value and
-// symbolically) through kiln-gpu-pipeline (passes/pipelines/GpuPipeline.cpp) for sm_80 and
+// Every e2e graph (test/gpu/Assemble.h: the compiled parity suite, TrainingParityTest's
+// training steps and the fuzzer's programs, traced by value and symbolically) through
+// kiln-gpu-pipeline (passes/pipelines/GpuPipeline.cpp) for sm_80 and
 // sm_90, in a context holding only what registerGpuPipelineDependencies registers (what the
 // runtime will use): every gpu.binary's PTX, deduplicated, assembled by ptxas for its chip
 // with no errors. Prints how many graphs, kernels, launches and distinct PTX modules there

@@ -1,11 +1,12 @@
-// Every fused kernel of the compiled parity suite's graphs (test/e2e/OpCases.cpp, traced by
-// value and symbolically) through HALIDE's generator scheduled for CUDA (runtime/halide,
+// Every fused kernel of the e2e graphs (test/gpu/Assemble.h: the compiled parity suite,
+// TrainingParityTest's training steps and the fuzzer's programs, traced by value and
+// symbolically) through HALIDE's generator scheduled for CUDA (runtime/halide,
 // compileForCuda): each graph recorded, planned by the CPU planning pipeline (kiln-fuse,
 // kiln-outline-kernels, kiln-plan-memory) as the compiled backends plan it, each kiln.kernel
 // = "fusion" function built as a Halide pipeline with the GPU schedule, compiled ahead of
 // time for host-cuda-cuda_capability_80, its PTX taken from the host module and assembled by
 // ptxas for sm_80 and sm_90 with no errors. Prints how many kernels were taken and why the
-// others were declined. Running them needs Halide's CUDA runtime on a GPU, not built yet.
+// others were declined. CudaTraceTest runs them on a GPU (the HALIDE bundle, docs/GPU.md).
 // KILN_TEST_TRACE=1 prints each kernel before Halide compiles it (LLVM's NVPTX backend
 // aborts the process on what it cannot select, as it did on bf16).
 #include <gtest/gtest.h>

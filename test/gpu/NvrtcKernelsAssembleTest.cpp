@@ -1,10 +1,12 @@
-// Every fused kernel of the compiled parity suite's graphs (test/e2e/OpCases.cpp, traced by
-// value and symbolically) through NVRTC's generator (runtime/nvrtc): each graph recorded,
+// Every fused kernel of the e2e graphs (test/gpu/Assemble.h: the compiled parity suite,
+// TrainingParityTest's training steps and the fuzzer's programs, traced by value and
+// symbolically) through NVRTC's generator (runtime/nvrtc): each graph recorded,
 // planned by the CPU planning pipeline (kiln-fuse, kiln-outline-kernels, kiln-plan-memory)
 // as the compiled backends plan it, each kiln.kernel = "fusion" function generated as CUDA
 // C, compiled by NVRTC to PTX for compute_80 and compute_90 and assembled by ptxas for sm_80
 // and sm_90 with no errors. Prints how many kernels were taken and why the others were
-// declined. Running them needs the host schedule on the GPU, which is not built yet.
+// declined (a declined kernel runs interpreted on the device). CudaTraceTest runs them on a
+// GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>

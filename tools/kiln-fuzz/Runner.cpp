@@ -112,6 +112,7 @@ using Call = std::function<Tensors(const Tensors&)>;
 struct TracedProgram {
   Call call;
   std::function<size_t()> numTraces;
+  std::function<std::string()> graph;
 };
 
 template <size_t>
@@ -120,7 +121,8 @@ using TensorArg = Tensor;
 template <size_t... I>
 TracedProgram traceArity(Call fn, jit::TraceOptions options, std::index_sequence<I...>) {
   auto traced = jit::trace([fn](TensorArg<I>... x) { return fn(Tensors{x...}); }, std::move(options));
-  return {[traced](const Tensors& in) { return traced(in[I]...); }, [traced] { return traced.num_traces(); }};
+  return {[traced](const Tensors& in) { return traced(in[I]...); }, [traced] { return traced.num_traces(); },
+          [traced] { return traced.graph_str(); }};
 }
 
 template <size_t... N>
@@ -131,10 +133,12 @@ TracedProgram traceAny(Call fn, size_t arity, jit::TraceOptions options, std::in
   return *traced;
 }
 
-TracedProgram traceProgram(Call fn, size_t arity, bool symbolic) {
+// `backend` empty: KILN_JIT_BACKEND's.
+TracedProgram traceProgram(Call fn, size_t arity, bool symbolic, const std::string& backend = "") {
   // A recording per batch size when a batch program's recordings do not merge.
   const int retraces = int(dynamicBatches(Program{}).size()) + 2;
-  return traceAny(std::move(fn), arity, {.symbolic = symbolic, .max_retraces = retraces},
+  return traceAny(std::move(fn), arity,
+                  {.symbolic = symbolic, .max_retraces = retraces, .compile = {.backend = backend}},
                   std::make_index_sequence<kMaxInputs + 1>{});
 }
 
@@ -315,6 +319,15 @@ std::vector<Problem> check(const Program& p, const RunOptions& options, DynamicC
   for (const Config& c : options.configs)
     if (auto problem = runConfig(p, c, *(c.dynamic ? dynamic : fixed), counts)) problems.push_back(*problem);
   return problems;
+}
+
+std::string recordedGraph(const Program& p, bool symbolic) {
+  Tensors state = makeState(p, std::nullopt);
+  TracedProgram traced = traceProgram(programCall(p, state), inputLeaves(p).size(), symbolic, "INTERP");
+  Tensors inputs = makeInputs(p, 1, std::nullopt);
+  manual_seed(runSeed(1));
+  traced.call(inputs);
+  return traced.graph();
 }
 
 }  // namespace kiln::fuzz

@@ -44,4 +44,8 @@ struct DynamicCounts {
 // Every config's first problem; empty when all calls of all configs matched eager.
 std::vector<Problem> check(const Program& p, const RunOptions& options, DynamicCounts* counts = nullptr);
 
+// `p` traced (by value or symbolically) and called once with its first inputs, recorded
+// without compiling: the recording's text (for tests that compile programs elsewhere).
+std::string recordedGraph(const Program& p, bool symbolic);
+
 }  // namespace kiln::fuzz
