@@ -1,7 +1,7 @@
 // kiln-fuzz: Kiln's differential fuzzer. Random programs run eagerly and traced under each
 // backend and mode, each in a forked child; failures are minimized and printed as C++.
 //
-//   kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE]
+//   kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE,SCHEDULE]
 //             [--modes=value,symbolic,dynamic,dynamic-symbolic] [--dynamic-dims=0|any|two]
 //             [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J] [--minimize-budget=B]
 //             [--timeout=SECONDS] [--no-fork]
@@ -11,6 +11,11 @@
 // it at more sizes; with them every mode runs the batch programs. --dynamic-dims=any puts
 // the batch at another dim per program (dim 1, the last, a middle one), and two adds a
 // second dynamic size (a sequence length) that changes with the batch or alone.
+//
+// SCHEDULE (test/e2e/ScheduleBackend.cpp, linked in) is the GPU backends' host schedule
+// run on the CPU with every fused kernel interpreted: what a program compiled for a GPU
+// does with its buffers (arena offsets, in-place results, views, library ops), checked
+// against eager on a machine without one.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -55,7 +60,7 @@ std::vector<std::string> split(const std::string& list) {
 
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "kiln-fuzz: " << problem
-            << "\nusage: kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE]"
+            << "\nusage: kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE,SCHEDULE]"
                " [--modes=value,symbolic,dynamic,dynamic-symbolic] [--dynamic-dims=0|any|two] [--wide-dims]"
                " [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J] [--minimize-budget=B]"
                " [--timeout=SECONDS] [--no-fork]\n";
