@@ -7,6 +7,12 @@
 #include "dialect/KilnDialect.h"
 #include "frontend/core/cuda/Driver.h"
 #include "kiln/core/Log.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
@@ -52,6 +58,34 @@ std::vector<mlir::func::FuncOp> fusionKernels(mlir::ModuleOp module) {
   return kernels;
 }
 
+// KILN_DUMP_IR's NVVM IR: the kernel pipeline run again on a copy of `planned` with
+// gpu-module-to-binary's `llvm` format, which leaves each GPU module as LLVM bitcode
+// (libdevice linked, optimized as for the PTX), written as text, "nvvm-<gpu module>.ll":
+// the IR LLVM's NVPTX backend turns into PTX. Only while dumping: it costs a second
+// pipeline run.
+void dumpNvvm(mlir::ModuleOp planned, mlir::kiln::GpuPipelineOptions options, IrDumps& dumps,
+              std::string_view op, const SourceLoc& loc) {
+  mlir::OwningOpRef<mlir::ModuleOp> copy(llvm::cast<mlir::ModuleOp>(planned->clone()));
+  options.format = "llvm";
+  mlir::PassManager pm(planned.getContext());
+  mlir::kiln::buildGpuKernelPipeline(pm, options);
+  runStage(pm, *copy, "GPU", "kernels (NVVM IR)", dumps, op, loc);
+  copy->walk([&](mlir::gpu::BinaryOp binary) {
+    for (mlir::Attribute attr : binary.getObjects()) {
+      auto object = llvm::dyn_cast<mlir::gpu::ObjectAttr>(attr);
+      if (!object) continue;
+      llvm::LLVMContext context;
+      llvm::Expected<std::unique_ptr<llvm::Module>> module = llvm::parseBitcodeFile(
+          llvm::MemoryBufferRef(object.getObject().getValue(), binary.getSymName()), context);
+      std::string text;
+      llvm::raw_string_ostream out(text);
+      if (module) (*module)->print(out, nullptr);
+      else out << "; not LLVM bitcode: " << llvm::toString(module.takeError()) << "\n";
+      dumps.write("nvvm-" + binary.getSymName().str(), text, ".ll");
+    }
+  });
+}
+
 // Bumped whenever kiln-gpu-pipeline's output for the same module changes.
 constexpr std::string_view kGpuPipelineVersion = "kiln-gpu-pipeline/1";
 
@@ -80,6 +114,7 @@ GpuKernels mlirGpuKernels(mlir::ModuleOp planned, const mlir::kiln::GpuPipelineO
     mlir::kiln::buildGpuKernelPipeline(pm, options);
     runStage(pm, *pipelined, "GPU", "kernels", dumps, op, loc);
     if (cache.enabled()) cache.store(key, {bytecodeOf(*pipelined), ""});
+    if (dumps.enabled()) dumpNvvm(planned, options, dumps, op, loc);
   }
   dumps.write("gpu", *pipelined);
   return readLaunchPlans(*pipelined);

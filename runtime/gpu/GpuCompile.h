@@ -44,7 +44,9 @@ class CudaKernelCodegen {
 // kernel half for `options.chip`, read into launch plans. The pipelined module (kernels and
 // their PTX) is kept in `cache` keyed by the planned module, the chip, the features and this
 // build of Kiln, so a later process parses it instead of running LLVM's NVPTX backend;
-// `fromCache` says which happened. No device is needed.
+// `fromCache` says which happened. No device is needed. With KILN_DUMP_IR (`dumps`
+// enabled), a compile (not a cache hit) also writes each GPU module's NVVM IR, the
+// optimized LLVM IR the NVPTX backend turns into PTX ("nvvm-<module>.ll").
 GpuKernels mlirGpuKernels(mlir::ModuleOp planned, const mlir::kiln::GpuPipelineOptions& options,
                           const DiskCache& cache, IrDumps& dumps, bool& fromCache, std::string_view op,
                           const SourceLoc& loc);

@@ -5,8 +5,10 @@
 // dropped and rebuilt with the same plans. No GPU is needed (PTX is not assembled here).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "dialect/KilnDialect.h"
@@ -64,16 +66,27 @@ bool samePlans(const GpuKernels& a, const GpuKernels& b, std::string& why) {
   return true;
 }
 
-TEST(GpuKernelCache, ASecondCompileParsesTheStoredKernelsAndGetsTheSamePlans) {
-  mlir::DialectRegistry registry;
-  registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
-  mlir::kiln::registerGpuPipelineDependencies(registry);
-  mlir::MLIRContext context(registry);
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(kProgram, &context);
-  ASSERT_TRUE(module);
-  mlir::PassManager planning(&context);
-  mlir::kiln::buildCpuPlanningPipeline(planning);
-  ASSERT_TRUE(mlir::succeeded(planning.run(*module)));
+// kProgram parsed in a context with the GPU pipeline's dependencies, planned as the runtime
+// plans it.
+class GpuKernelCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    mlir::DialectRegistry registry;
+    registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
+    mlir::kiln::registerGpuPipelineDependencies(registry);
+    context.appendDialectRegistry(registry);
+    module = mlir::parseSourceString<mlir::ModuleOp>(kProgram, &context);
+    ASSERT_TRUE(module);
+    mlir::PassManager planning(&context);
+    mlir::kiln::buildCpuPlanningPipeline(planning);
+    ASSERT_TRUE(mlir::succeeded(planning.run(*module)));
+  }
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+TEST_F(GpuKernelCache, ASecondCompileParsesTheStoredKernelsAndGetsTheSamePlans) {
 
   const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "kiln-gpu-kernel-cache";
   std::filesystem::remove_all(dir);
@@ -114,6 +127,38 @@ TEST(GpuKernelCache, ASecondCompileParsesTheStoredKernelsAndGetsTheSamePlans) {
   const GpuKernels reloaded = mlirGpuKernels(*module, sm90, cache, dumps, fromCache, "test", SourceLoc::current());
   EXPECT_TRUE(fromCache);
   EXPECT_TRUE(samePlans(first, reloaded, why)) << why;
+}
+
+// KILN_DUMP_IR: a compile writes the GPU-pipelined module and each GPU module's NVVM IR
+// (LLVM IR for nvptx64, libdevice linked, the kernel's entry an nvvm kernel).
+TEST_F(GpuKernelCache, DumpingWritesEachGpuModulesNvvmIr) {
+
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "kiln-gpu-dumps";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  setenv("KILN_DUMP_IR", dir.c_str(), 1);
+  IrDumps dumps("main");
+  unsetenv("KILN_DUMP_IR");
+  DiskCache off("");
+  bool fromCache = true;
+  const GpuKernels kernels =
+      mlirGpuKernels(*module, mlir::kiln::GpuPipelineOptions{}, off, dumps, fromCache, "test", SourceLoc::current());
+  EXPECT_FALSE(fromCache);
+  int nvvm = 0, gpu = 0;
+  for (const auto& file : std::filesystem::directory_iterator(dir)) {
+    const std::string name = file.path().filename().string();
+    std::ifstream in(file.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (name.ends_with("-gpu.mlir")) ++gpu;
+    if (name.find("-nvvm-") == std::string::npos || !name.ends_with(".ll")) continue;
+    ++nvvm;
+    EXPECT_NE(text.find("target triple = \"nvptx64-nvidia-cuda\""), std::string::npos) << name << ":\n" << text;
+    EXPECT_NE(text.find("define ptx_kernel void @"), std::string::npos) << name << ":\n" << text;
+  }
+  EXPECT_EQ(gpu, 1);
+  int launches = 0;
+  for (const auto& [name, plan] : kernels.plans) launches += int(plan.launches.size());
+  EXPECT_EQ(nvvm, launches) << "one GPU module a launch";
 }
 
 }  // namespace
