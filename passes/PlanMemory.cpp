@@ -5,6 +5,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>
@@ -59,7 +60,11 @@ Operation *firstUnoutlined(func::FuncOp func) {
 // Whether `producer`, reading the state through its operand `operand`, reads
 // each element only where it writes `update` (so writing the update over the
 // state loses nothing): an elementwise op, or a fusion kernel in which every
-// use of that argument is an elementwise op of the update's shape.
+// value derived from that argument, not only its direct readers, comes from
+// elementwise ops of the update's shape. A transpose, broadcast, reshape or
+// reduction of an elementwise function of the state reads it at other elements
+// than the one written: `s.add_((s * 0.5).t())` in place read elements the
+// kernel had already overwritten (OpCases' state_add_own_transpose).
 bool readsAtSameIndex(Operation *producer, unsigned operand, Value update) {
   if (producer->hasTrait<OpTrait::Elementwise>())
     return true;
@@ -71,14 +76,24 @@ bool readsAtSameIndex(Operation *producer, unsigned operand, Value update) {
   if (kernel.isExternal())
     return false;
   auto shape = cast<ShapedType>(update.getType()).getShape();
-  return llvm::all_of(
-      kernel.getArgument(operand).getUsers(), [&](Operation *user) {
-        return user->hasTrait<OpTrait::Elementwise>() &&
-               llvm::all_of(user->getResultTypes(), [&](Type type) {
-                 auto shaped = dyn_cast<ShapedType>(type);
-                 return shaped && shaped.getShape() == shape;
-               });
-      });
+  SmallVector<Value> derived{kernel.getArgument(operand)};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!derived.empty()) {
+    Value value = derived.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (isa<func::ReturnOp>(user) || !seen.insert(user).second)
+        continue;
+      if (!user->hasTrait<OpTrait::Elementwise>())
+        return false;
+      for (Value result : user->getResults()) {
+        auto shaped = dyn_cast<ShapedType>(result.getType());
+        if (!shaped || shaped.getShape() != shape)
+          return false;
+        derived.push_back(result);
+      }
+    }
+  }
+  return true;
 }
 
 // A tensor that needs arena memory, live from its producer to its last use.

@@ -450,6 +450,10 @@ std::vector<OpCase> inPlace() {
       withState("state_f16_zero_then_add_", {kA}, {normal(kMat, kFloat16)}, [](X x, Tensors s) { s[0].zero_().add_(x[0]); return s[0].clone(); }),
       withState("state_copy_from_0d", {normal({})}, {stateMat}, [](X x, Tensors s) { s[0].copy_(x[0]); return s[0].clone(); }),
       withState("state_0d_counter", {kA}, {normal({})}, [](X x, Tensors s) { s[0].add_(1.0); return mul(x[0], s[0]); }),
+      // A square state updated with its own transpose: the kernel reads the state where
+      // another element is written, so the update cannot be written over it in place.
+      withState("state_add_own_transpose", {normal({8, 8})}, {normal({8, 8})},
+                [](X x, Tensors s) { s[0].add_(mul(s[0], 0.5).t()); return add(x[0], s[0]); }),
   };
 }
 
