@@ -175,6 +175,8 @@ bool operandsFit(const Node& n, const std::vector<Facts>& f) {
     case Op::Mul: return mag(0) <= 16 && mag(1) <= 16;
     case Op::Matmul: return mag(0) <= 8 && mag(1) <= 8;
     case Op::Conv2d: return mag(0) <= 8 && mag(1) <= 8;
+    case Op::UpdateState:  // the state stays in its range over every call
+      return lo(1) >= lo(0) && f[size_t(n.args[1])].hi <= f[size_t(n.args[0])].hi;
     default: return true;
   }
 }
@@ -195,14 +197,14 @@ std::vector<Facts> analyze(const Program& p) {
   // batch_norm in training mode writes its running statistics (state) in place with
   // statistics of its input, so a reader of that state sees the input's reductions and
   // rounding, float32's if the input was float32, even in float64 state (seed 109737:
-  // rsqrt of a float64 running mean differed from eager by float32-sized rounding). The
-  // statistics carry those facts, and everything after them is inferred again.
+  // rsqrt of a float64 running mean differed from eager by float32-sized rounding); so
+  // does update_state with its value. The state carries those facts, and everything after
+  // it is inferred again (a reader in an earlier call sees the write too).
   std::vector<std::optional<Facts>> written(p.nodes.size());
   for (size_t n = 0; n < p.nodes.size(); ++n) {
-    const Node& node = p.nodes[n];
-    if (node.op != Op::BatchNorm) continue;
-    for (size_t k = 1; k <= 2 && k < node.args.size(); ++k) {
-      Facts& w = written[size_t(node.args[k])].emplace(facts[size_t(node.args[k])]);
+    for (int k : writtenOperands(p.nodes[n])) {
+      std::optional<Facts>& slot = written[size_t(k)];
+      Facts& w = slot ? *slot : slot.emplace(facts[size_t(k)]);
       w.single = w.single || facts[n].single;
       w.reduce = std::max(w.reduce, facts[n].reduce);
       w.reducedMag = std::max(w.reducedMag, facts[n].reducedMag);

@@ -152,7 +152,8 @@ class Gen {
   int floatLeaf(Shape shape, std::optional<DType> dtype = std::nullopt, Shape batch = {}) {
     const DType d = dtype.value_or(rng_.chance(10) ? (dtype_ == kFloat32 ? kFloat64 : kFloat32) : dtype_);
     const bool param = p_.backward && rng_.chance(45) && !follows(batch);
-    return leaf(std::move(shape), d, rng_.chance(15) ? Fill::Positive : Fill::Normal, param, param, 0,
+    const bool buffer = options_.stateUpdates && !param && !follows(batch) && rng_.chance(20);
+    return leaf(std::move(shape), d, rng_.chance(15) ? Fill::Positive : Fill::Normal, param || buffer, param, 0,
                 std::move(batch));
   }
 
@@ -299,7 +300,7 @@ class Gen {
         Op::Reshape, Op::View, Op::Unsqueeze, Op::Squeeze, Op::Flatten, Op::Transpose, Op::Permute,
         Op::Slice, Op::Slice, Op::Contiguous, Op::Cat, Op::Cat, Op::Gather, Op::Conv2d, Op::Conv2d,
         Op::MaxPool2d, Op::AvgPool2d, Op::Convert};
-    const Op op = rng_.pick(kWeighted);
+    const Op op = options_.stateUpdates && rng_.chance(8) ? Op::UpdateState : rng_.pick(kWeighted);
     const int before = int(p_.nodes.size());
     const int v = emit(op);
     if (v < 0 || invalid_) {  // undo guards and leaves made for an op that did not fit
@@ -353,8 +354,132 @@ class Gen {
         n.dtype = n.dtype == kFloat32 ? kFloat64 : kFloat32;
         return push(std::move(n));
       }
+      case Op::UpdateState: return updateState();
       default: return -1;
     }
+  }
+
+  // ---- state written in place (GenOptions::stateUpdates) -----------------------------------
+  // Whether the value of an op of this kind may share storage with its operand or be a
+  // leaf: an in-place op reading it while writing the state would see its own writes.
+  static bool mayAlias(Op op) {
+    switch (op) {
+      case Op::Input: case Op::State: case Op::Reshape: case Op::View: case Op::Unsqueeze: case Op::Squeeze:
+      case Op::Flatten: case Op::Transpose: case Op::Permute: case Op::Slice: case Op::Contiguous:
+      case Op::UpdateState: return true;
+      default: return false;
+    }
+  }
+
+  // Whether a value that a gradient flows through reads state `s`: autograd saved it, and
+  // writing it before backward() is an error (eager checks the storage's version).
+  bool readForGradient(int s) const {
+    if (!p_.backward) return false;
+    const std::vector<std::vector<bool>> deps = dependencies(p_);
+    for (size_t n = 0; n < p_.nodes.size(); ++n) {
+      if (isLeaf(p_.nodes[n].op) || !deps[n][size_t(s)]) continue;
+      for (size_t q = 0; q < p_.nodes.size(); ++q)
+        if (deps[n][q] && isParam(p_.nodes[q])) return true;
+    }
+    return false;
+  }
+
+  // Whether some value is a view of state `s` (or may be): a trace records values, not
+  // memory, so jit::trace rejects writing a tensor that shares memory with a live view.
+  bool viewed(int s) const {
+    for (int n = 0; n < int(p_.nodes.size()); ++n) {
+      if (isLeaf(node(n).op) || !mayAlias(node(n).op) || node(n).op == Op::UpdateState) continue;
+      int root = n;
+      while (!isLeaf(node(root).op) && mayAlias(node(root).op)) root = node(root).args[0];
+      if (root == s) return true;
+    }
+    return false;
+  }
+
+  // A state (a buffer read earlier, or a new one) written in place with a value of its
+  // shape or one that broadcasts to it.
+  int updateState() {
+    std::vector<int> states;
+    for (int v = 0; v < int(p_.nodes.size()); ++v)
+      if (node(v).op == Op::State && !node(v).flag && isFloatingPoint(node(v).dtype) &&
+          (node(v).fill == Fill::Normal || node(v).fill == Fill::Positive) && !readForGradient(v) && !viewed(v))
+        states.push_back(v);
+    int s = -1;
+    if (!states.empty() && !rng_.chance(20)) {
+      s = states[size_t(rng_.below(int64_t(states.size())))];
+    } else {
+      // Of an earlier value's shape, or square (so the value may be the state transposed).
+      const int like = pickValue();
+      if (like < 0 || follows(node(like).batch)) return -1;
+      Shape shape = this->shape(like);
+      if (rng_.chance(35)) {
+        const int64_t k = dim();
+        shape = rng_.chance(70) ? Shape{k, k} : Shape{rng_.between(2, 3), k, k};
+      }
+      s = leaf(shape, node(like).dtype, rng_.chance(20) ? Fill::Positive : Fill::Normal, true);
+    }
+    const bool positiveState = node(s).fill == Fill::Positive;
+    int v = bounded(updateValue(s), 5);
+    if (positiveState) v = positive(v);
+    if (node(v).dtype != node(s).dtype) {
+      Node c = unary(Op::Convert, v);
+      c.dtype = node(s).dtype;
+      v = push(std::move(c));
+    }
+    if (mayAlias(node(v).op)) v = push(unary(positiveState ? Op::Abs : Op::Neg, v));
+    const UpdateKind kind = UpdateKind(rng_.below(3));
+    Node n = unary(Op::UpdateState, s);
+    n.args = {s, v};
+    n.ints = {int64_t(kind)};
+    n.scalar = kind == UpdateKind::Copy ? 0 : rng_.chance(50) ? 0.25 : 0.5;
+    return push(std::move(n));
+  }
+
+  // The value written into state `s`: one the state itself gives, often with its elements
+  // moved (a transpose of equal dims, a reduction kept as a broadcast dim), so a kernel that
+  // writes the state reads it elsewhere than where it writes; an earlier value that
+  // broadcasts to it, often one that depends on it; or a new leaf.
+  int updateValue(int s) {
+    const Dims target = dims(s);
+    const int64_t how = rng_.below(3), r = rank(s);
+    if (how == 0) {
+      static constexpr Op kOf[] = {Op::Tanh, Op::Sin, Op::Neg, Op::MulScalar};
+      Node f = unary(rng_.pick(kOf), s);
+      if (f.op == Op::MulScalar) f.scalar = 0.5;
+      int v = push(std::move(f));
+      std::vector<std::pair<int64_t, int64_t>> equal;
+      for (int64_t i = 0; i < r; ++i)
+        for (int64_t j = i + 1; j < r; ++j)
+          if (target.shape[size_t(i)] == target.shape[size_t(j)] && target.shape[size_t(i)] > 1) equal.emplace_back(i, j);
+      if (!equal.empty() && rng_.chance(70)) {
+        const auto [i, j] = equal[size_t(rng_.below(int64_t(equal.size())))];
+        Node t = unary(Op::Transpose, v);
+        t.ints = {i, j};
+        return push(std::move(t));
+      }
+      if (r > 0 && rng_.chance(60)) {
+        Node m = unary(rng_.chance(50) ? Op::Mean : Op::Amax, v);
+        m.flag = true;
+        m.ints = someDims(r, rng_.between(1, r));
+        for (int64_t d : m.ints) m.shape[size_t(normalize(d, r))] = 1;
+        return push(std::move(m));
+      }
+      return v;
+    }
+    if (how == 1) {
+      const std::vector<std::vector<bool>> deps = dependencies(p_);
+      std::vector<int> fits, onState;
+      Dims out;
+      for (int v = 0; v < int(p_.nodes.size()); ++v)
+        if (v != s && isFloatingPoint(node(v).dtype) && broadcastable(target, dims(v), out) &&
+            out.shape == target.shape && out.batch == target.batch) {
+          fits.push_back(v);
+          if (deps[size_t(v)][size_t(s)]) onState.push_back(v);
+        }
+      const std::vector<int>& from = !onState.empty() && rng_.chance(60) ? onState : fits;
+      if (!from.empty()) return from[size_t(rng_.below(int64_t(from.size())))];
+    }
+    return floatLeaf(target.shape, node(s).dtype);
   }
 
   int binary(Op op) {

@@ -103,13 +103,12 @@ Program compact(const Program& p) {
     if (live[n])
       for (int a : p.nodes[n].args) {
         live[size_t(a)] = true;
-        // batch_norm writes its running statistics (state) in place, so a later reader of
-        // that state needs it though nothing reads its output (seed 109737's reproducer
+        // batch_norm and update_state write state in place, so a later reader of that
+        // state needs them though nothing reads their output (seed 109737's reproducer
         // lacked the batch_norm that mattered).
         for (size_t m = 0; m < n; ++m) {
-          const Node& w = p.nodes[m];
-          if (w.op == Op::BatchNorm && w.args.size() > 2 && (w.args[1] == a || w.args[2] == a))
-            live[m] = true;
+          const std::vector<int> written = writtenOperands(p.nodes[m]);
+          if (std::find(written.begin(), written.end(), a) != written.end()) live[m] = true;
         }
       }
   Program c;
