@@ -49,6 +49,18 @@ LaunchPlan nvrtcPlan(const nvrtc::CudaKernel& kernel, mlir::func::FuncOp func) {
   return plan;
 }
 
+// NVRTC's CUDA C, generated and compiled kernel by kernel.
+class NvrtcCodegen final : public CudaKernelCodegen {
+ public:
+  std::string_view name() const override { return "NVRTC"; }
+  std::string_view dumpExtension() const override { return ".cu"; }
+  std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace, Device device,
+                                                std::string& why) const override {
+    std::optional<nvrtc::CudaKernel> generated = nvrtc::generate(kernel, inPlace, why);
+    return generated ? cudaKernel(nvrtcPlan(*generated, kernel), device) : nullptr;
+  }
+};
+
 std::vector<mlir::func::FuncOp> fusionKernels(mlir::ModuleOp module) {
   std::vector<mlir::func::FuncOp> kernels;
   for (auto func : module.getOps<mlir::func::FuncOp>()) {
@@ -122,15 +134,13 @@ GpuKernels mlirGpuKernels(mlir::ModuleOp planned, const mlir::kiln::GpuPipelineO
 
 namespace {
 
-// compileForCuda with `external` when it is given, else `generator`.
+// compileForCuda with `codegen`'s kernels, or MLIR's when it is null.
 std::shared_ptr<const Program> compile(mlir::func::FuncOp main, const CallbackTable* callbacks,
-                                       const CompileRequest& request, Generator generator,
-                                       const CudaKernelCodegen* external, std::string_view op,
-                                       const SourceLoc& loc) {
+                                       const CompileRequest& request, const CudaKernelCodegen* codegen,
+                                       std::string_view op, const SourceLoc& loc) {
   const Device device = request.device;
   const cuda::DeviceInfo& info = cuda::device(device.index, op, loc);
-  const std::string generatorName =
-      external ? std::string(external->name()) : generator == Generator::MLIR ? "MLIR" : "NVRTC";
+  const std::string generatorName = codegen ? std::string(codegen->name()) : "MLIR";
   mlir::MLIRContext* context = main.getContext();
   mlir::OwningOpRef<mlir::ModuleOp> module = moduleFor(main, mlir::kiln::registerGpuPipelineDependencies);
   const std::string name = main.getSymName().str();
@@ -147,20 +157,20 @@ std::shared_ptr<const Program> compile(mlir::func::FuncOp main, const CallbackTa
 
   ScheduledProgram::Kernels kernels;
   std::string declined;
-  if (external) {
+  if (codegen) {
     for (mlir::func::FuncOp func : fusionKernels(*module)) {
       std::string why;
-      std::shared_ptr<const ExternalKernel> kernel =
-          external->compile(func, writesInPlace(*module, func), device, why);
+      std::shared_ptr<const ExternalKernel> kernel = codegen->compile(func, writesInPlace(*module, func), device, why);
       if (!kernel) {
         declined += "kiln:   " + generatorName + " declined @" + func.getSymName().str() + ": " + why + "\n";
         continue;
       }
-      if (dumps.enabled()) dumps.write(generatorName + "-" + func.getSymName().str(), kernel->lowered(), ".stmt");
+      if (dumps.enabled())
+        dumps.write(generatorName + "-" + func.getSymName().str(), kernel->lowered(), codegen->dumpExtension());
       kernels[func.getSymName().str()] = std::move(kernel);
     }
     clock.lap("kernels");
-  } else if (generator == Generator::MLIR) {
+  } else {
     mlir::kiln::GpuPipelineOptions options;
     options.chip = info.arch();
     options.features = info.major >= 10 ? "+ptx86" : "+ptx80";
@@ -173,18 +183,6 @@ std::shared_ptr<const Program> compile(mlir::func::FuncOp main, const CallbackTa
       kernels[kernel] = cudaKernel(std::move(plan), device);
     }
     for (const auto& [kernel, why] : read.declined) declined += "kiln:   MLIR: @" + kernel + ": " + why + "\n";
-  } else {
-    for (mlir::func::FuncOp func : fusionKernels(*module)) {
-      std::string why;
-      std::optional<nvrtc::CudaKernel> kernel = nvrtc::generate(func, writesInPlace(*module, func), why);
-      if (!kernel) {
-        declined += "kiln:   NVRTC declined @" + func.getSymName().str() + ": " + why + "\n";
-        continue;
-      }
-      dumps.write("nvrtc-" + func.getSymName().str(), kernel->source, ".cu");
-      kernels[func.getSymName().str()] = cudaKernel(nvrtcPlan(*kernel, func), device);
-    }
-    clock.lap("NVRTC sources");
   }
   size_t interpreted = 0;
   for (mlir::func::FuncOp func : fusionKernels(*module))
@@ -213,13 +211,14 @@ std::shared_ptr<const Program> compile(mlir::func::FuncOp main, const CallbackTa
 std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const CallbackTable* callbacks,
                                               const CompileRequest& request, Generator generator,
                                               std::string_view op, const SourceLoc& loc) {
-  return compile(main, callbacks, request, generator, nullptr, op, loc);
+  static const NvrtcCodegen nvrtc;
+  return compile(main, callbacks, request, generator == Generator::NVRTC ? &nvrtc : nullptr, op, loc);
 }
 
 std::shared_ptr<const Program> compileForCuda(mlir::func::FuncOp main, const CallbackTable* callbacks,
                                               const CompileRequest& request, const CudaKernelCodegen& generator,
                                               std::string_view op, const SourceLoc& loc) {
-  return compile(main, callbacks, request, Generator::MLIR, &generator, op, loc);
+  return compile(main, callbacks, request, &generator, op, loc);
 }
 
 }  // namespace kiln::runtime::gpu

@@ -27,13 +27,17 @@ enum class Generator {
   NVRTC,  // each kernel as CUDA C (runtime/nvrtc), compiled by NVRTC to a cubin
 };
 
-// A kernel generator from outside runtime/gpu (HALIDE's), each fused kernel compiled into
-// something the host schedule runs on the device's stream.
+// A generator that compiles each fused kernel on its own into something the host schedule
+// runs on the device's stream: NVRTC's (runtime/nvrtc, through Generator::NVRTC) and
+// HALIDE's (runtime/halide). MLIR's compiles the planned module's kernels together.
 class CudaKernelCodegen {
  public:
   virtual ~CudaKernelCodegen() = default;
   // "HALIDE", as KILN_JIT_BACKEND spells it.
   virtual std::string_view name() const = 0;
+  // The extension of the file KILN_DUMP_IR writes of each kernel's ExternalKernel::lowered()
+  // ("<name>-<kernel><extension>").
+  virtual std::string_view dumpExtension() const { return ".stmt"; }
   // `kernel` (a kiln.kernel = "fusion" function) for `device`, or null with `why` set
   // (the host schedule then interprets it on the device). `inPlace` as KernelCodegen's.
   virtual std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace, Device device,

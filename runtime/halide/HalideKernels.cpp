@@ -1181,17 +1181,21 @@ class HalideKernels final : public KernelCodegen {
   // `kernel` for `device`, from this process's kernels, the disk cache or Halide.
   std::shared_ptr<const ExternalKernel> compileFor(mlir::func::FuncOp kernel, bool inPlace, Device device,
                                                    const DiskCache& cache, std::string& why) const {
-    std::string key;
+    // The in-memory key, and the disk key's part: the same but for a CUDA device's index
+    // (objects serve every device alike).
+    std::string key, diskPart;
     try {
+      const std::string text = keyOf(kernel);
       if (device.isCUDA()) {
         // The CUDA schedule is the hand one whatever KILN_HALIDE_SCHEDULE says; a kernel
         // runs on the device it was made for.
-        key = "cuda " + cudaTarget().to_string() + " " + device.str() + "\n" + keyOf(kernel);
+        diskPart = "cuda " + cudaTarget().to_string() + "\n" + text;
+        key = "cuda " + cudaTarget().to_string() + " " + device.str() + "\n" + text;
       } else {
         // An autoscheduler's choice depends on the thread count it is given (lower()).
         const std::string choice = scheduleChoice();
         const std::string threads = choice == "hand" ? "" : " " + std::to_string(std::max(1, kiln::get_num_threads()));
-        key = choice + threads + "\n" + keyOf(kernel);
+        key = diskPart = choice + threads + "\n" + text;
       }
     } catch (const Declined& declined) {
       why = declined.why;
@@ -1204,9 +1208,6 @@ class HalideKernels final : public KernelCodegen {
     }
     try {
       if (!compiled) {
-        // The disk key leaves out the device's index: objects serve every device alike.
-        std::string diskPart = key;
-        if (device.isCUDA()) diskPart = "cuda " + cudaTarget().to_string() + "\n" + keyOf(kernel);
         const std::string diskKey =
             cache.enabled() ? DiskCache::keyOf({PipelineInfo::kFormat, compilerIdentity(), diskPart}) : "";
         compiled = loadKernel(kernel, device, cache, diskKey);
