@@ -55,6 +55,10 @@ def Kiln_Dialect : Dialect {
     /// On an op of a planned host function: per result, its arena offset, -1
     /// (the caller's buffer) or -2 (its state argument, in place) (array<i64>).
     static StringRef getOffsetsAttrName() { return "kiln.offsets"; }
+    /// On a result of a fusion kernel some call writes in place over a state:
+    /// the kernel operands that read that state, whose memory the result
+    /// overwrites (array<i64>; set by kiln-plan-memory).
+    static StringRef getOverwritesAttrName() { return "kiln.overwrites"; }
   }];
 }
 

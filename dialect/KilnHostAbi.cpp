@@ -35,7 +35,8 @@ enum class Holds {
   StateName,
   Name,
   KernelKind,
-  Offsets
+  Offsets,
+  ArgumentIndices
 };
 
 struct AbiAttr {
@@ -62,6 +63,7 @@ ArrayRef<AbiAttr> abiAttrs() {
       {D::getArenaBytesAttrName(), Place::Function, Holds::Bytes, false},
       {D::getNaiveBytesAttrName(), Place::Function, Holds::Bytes, false},
       {D::getOffsetsAttrName(), Place::ScheduledOp, Holds::Offsets, false},
+      {D::getOverwritesAttrName(), Place::Result, Holds::ArgumentIndices, false},
   };
   return attrs;
 }
@@ -172,6 +174,17 @@ std::optional<std::string> mismatch(const AbiAttr &attr, Attribute value,
         llvm::all_of(offsets.asArrayRef(), [](int64_t o) { return o >= -2; }))
       return std::nullopt;
     return "an array<i64> of arena offsets, -1 or -2";
+  }
+  case Holds::ArgumentIndices: {
+    auto indices = dyn_cast<DenseI64ArrayAttr>(value);
+    const auto arguments =
+        int64_t(cast<FunctionOpInterface>(site.op).getNumArguments());
+    if (indices && !indices.empty() &&
+        llvm::all_of(indices.asArrayRef(),
+                     [&](int64_t i) { return i >= 0 && i < arguments; }))
+      return std::nullopt;
+    return "a non-empty array<i64> of argument indices below " +
+           std::to_string(arguments);
   }
   }
   llvm_unreachable("unknown value kind");

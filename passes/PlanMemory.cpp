@@ -152,10 +152,43 @@ public:
     Summary summary = place();
     summary.inPlace = inPlaceCount;
     for (Operation &op : body)
-      if (offsets.count(&op))
+      if (offsets.count(&op)) {
         op.setAttr(KilnDialect::getOffsetsAttrName(),
                    DenseI64ArrayAttr::get(op.getContext(), offsets[&op]));
+        markOverwrites(op);
+      }
     return summary;
+  }
+
+  // Tells a fusion kernel which of its operands a result planned in place
+  // overwrites: the kernel lowering must not read them after writing it
+  // (readsAtSameIndex holds within one loop nest; a kernel lowered to several
+  // may read the state in a later one).
+  void markOverwrites(Operation &op) {
+    if (hostStepOf(&op) != HostStep::Kernel)
+      return;
+    auto call = cast<func::CallOp>(op);
+    auto kernel = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (!kernel || kernel.isExternal())
+      return;
+    for (auto [i, entry] : llvm::enumerate(offsets[&op])) {
+      if (entry != kInPlace)
+        continue;
+      BlockArgument state = updates.find(call->getResult(i))->second.front();
+      SmallVector<int64_t> read;
+      if (auto previous = kernel.getResultAttrOfType<DenseI64ArrayAttr>(
+              i, KilnDialect::getOverwritesAttrName()))
+        read.assign(previous.asArrayRef().begin(),
+                    previous.asArrayRef().end());
+      for (OpOperand &operand : call->getOpOperands())
+        if (rootOf(operand.get()) == state &&
+            !llvm::is_contained(read, operand.getOperandNumber()))
+          read.push_back(operand.getOperandNumber());
+      if (!read.empty())
+        kernel.setResultAttr(i, KilnDialect::getOverwritesAttrName(),
+                             DenseI64ArrayAttr::get(op.getContext(), read));
+    }
   }
 
 private:

@@ -32,6 +32,8 @@
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "dialect/KilnDialect.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -49,27 +51,75 @@ void buildCpuPlanningPipeline(OpPassManager &pm, const CpuPipelineOptions &optio
     pm.addPass(createKilnPlanMemoryPass());
 }
 
-// MLIR 22's buffer-results-to-out-params with hoist-static-allocs crashes on a function
-// that returns one buffer twice: it turns the alloc into the first out-parameter, erases
-// it, then reads it for the second. A kernel returns one value twice when a fold made two
-// of its results one (max(x, x), kiln-fuzz seed 227268). Each repeated result gets a copy
-// of its own before bufferization; such kernels are rare, and the copy is one pass.
+// Whether kernel `func`'s result `i`, planned in place over some of its operands
+// (kiln.overwrites, set by kiln-plan-memory), is written before an op of the body that
+// still reads those operands: within one loop nest kiln-plan-memory's readsAtSameIndex
+// makes that safe, but a kernel lowered to several (a value returned and also used, which
+// elementwise fusion leaves as its own generic) would read the operand in a later nest
+// after the result overwrote it (kiln-fuzz seed 800209: -s * (0.75 s + 0.25 t)).
+static bool readAfterWritten(func::FuncOp func, Value result, unsigned i) {
+  auto overwrites = func.getResultAttrOfType<DenseI64ArrayAttr>(
+      i, KilnDialect::getOverwritesAttrName());
+  if (!overwrites)
+    return false;
+  Block &body = func.getBody().front();
+  Operation *writer = result.getDefiningOp()
+                          ? body.findAncestorOpInBlock(*result.getDefiningOp())
+                          : nullptr;
+  if (!writer)
+    return true;
+  SmallVector<Value> reads;
+  for (int64_t operand : overwrites.asArrayRef())
+    reads.push_back(func.getArgument(unsigned(operand)));
+  while (!reads.empty()) {
+    Value value = reads.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ExtractSliceOp,
+              tensor::CastOp, tensor::ReshapeOp>(user)) {
+        llvm::append_range(reads, user->getResults());
+        continue;
+      }
+      Operation *reader = body.findAncestorOpInBlock(*user);
+      if (reader && reader != writer && !isa<func::ReturnOp>(reader) &&
+          writer->isBeforeInBlock(reader))
+        return true;
+    }
+  }
+  return false;
+}
+
+// Results that need a buffer of their own, copied into the out-parameter as the kernel
+// returns: (1) a repeated result. MLIR 22's buffer-results-to-out-params with
+// hoist-static-allocs crashes on a function that returns one buffer twice: it turns the
+// alloc into the first out-parameter, erases it, then reads it for the second. A kernel
+// returns one value twice when a fold made two of its results one (max(x, x), kiln-fuzz
+// seed 227268). (2) A result planned in place that a later op would read over
+// (readAfterWritten): the copy is the kernel's last write, after every read of the state.
+// Such kernels are rare, and the copy is one pass.
 struct DistinctKernelResults
     : PassWrapper<DistinctKernelResults, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DistinctKernelResults)
   StringRef getArgument() const final { return "kiln-distinct-kernel-results"; }
   void runOnOperation() override {
-    getOperation().walk([](func::ReturnOp ret) {
+    func::FuncOp func = getOperation();
+    func.walk([&](func::ReturnOp ret) {
       llvm::SmallPtrSet<Value, 8> seen;
       OpBuilder builder(ret);
       for (OpOperand &operand : ret->getOpOperands()) {
         auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-        if (!type || seen.insert(operand.get()).second)
+        if (!type)
+          continue;
+        if (seen.insert(operand.get()).second &&
+            !readAfterWritten(func, operand.get(), operand.getOperandNumber()))
           continue;
         operand.set(bufferization::AllocTensorOp::create(builder, ret.getLoc(), type,
                                                          ValueRange{}, operand.get()));
       }
     });
+    // Read here only: bufferization would move it onto the out-parameters.
+    const auto name = StringAttr::get(&getContext(), KilnDialect::getOverwritesAttrName());
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      func.removeResultAttr(i, name);
   }
 };
 

@@ -45,6 +45,13 @@ func.func private @mm(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf3
 }
 
 // w - lr * g: the state `w` is read at the index the update is written.
+// A result some call writes in place (@sgd_step below) says which operands it overwrites,
+// for the kernel lowering (kiln.overwrites); a kernel never written in place says nothing.
+// CHECK-LABEL: func.func private @sgd(
+// CHECK-SAME:    -> (tensor<4x4xf32> {kiln.overwrites = array<i64: 0>})
+// CHECK-LABEL: func.func private @center(
+// CHECK-NOT:     kiln.overwrites
+// CHECK:         return
 func.func private @sgd(%w: tensor<4x4xf32>, %g: tensor<4x4xf32>, %lr: tensor<f32>)
     -> tensor<4x4xf32> attributes {kiln.kernel = "fusion"} {
   %b = kiln.broadcast_in_dim %lr, dims = [], shape = [4, 4] : tensor<f32>

@@ -614,6 +614,15 @@ std::vector<OpCase> regressions() {
                      {normal({11, 5, 1, 5}), normal({3, 5, 3, 3}), normal({3})}, [](X x) {
     return conv2d(x[0].slice(3, 1, 5, 3), x[1], x[2], {2}, {1}, {1}, 1);
   }));
+  // A state read before and after its in-place update, the two reads multiplied:
+  // -s * (0.75 s + 0.25 t). MLIR's program gave wrong values on every call after the
+  // recording (found by kiln-fuzz --in-place, 800209).
+  cases.push_back(withState("fuzz_800209_state_read_before_and_after_its_update", {},
+                            {normal({17, 7}), normal({17, 7})}, [](X, Tensors s) {
+    Tensor before = neg(s[0]);
+    s[0].mul_(0.75).add_(s[1], 0.25);
+    return Tensors{mul(before, s[0])};
+  }));
   cases.push_back(op("layer_norm_of_broadcast_chain", {normal({5, 1, 20}), normal({5, 20})}, [](X x) {
     return layer_norm(add(x[1], add(mul(x[0], -1.5), 0.25)), {20});
   }));

@@ -316,3 +316,21 @@ func.func @offsets_value(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @offsets_on_function() attributes {kiln.offsets = array<i64: 0>} {
   return
 }
+
+//===----------------------------------------------------------------------===//
+// Results of a fusion kernel: kiln.overwrites
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'kiln.overwrites' on result #0 must be a non-empty array<i64> of argument indices below 1, not array<i64: 1>}}
+func.func @overwrites_index(%x: tensor<4xf32>) -> (tensor<4xf32> {kiln.overwrites = array<i64: 1>}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'func.func' op 'kiln.overwrites' goes on a function result, not on argument #0}}
+func.func @overwrites_on_argument(%x: tensor<4xf32> {kiln.overwrites = array<i64: 0>}) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
