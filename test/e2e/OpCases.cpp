@@ -623,6 +623,14 @@ std::vector<OpCase> regressions() {
     s[0].mul_(0.75).add_(s[1], 0.25);
     return Tensors{mul(before, s[0])};
   }));
+  // A state overwritten in place with tanh of itself, and another result computed from the
+  // new state: HALIDE's Tuple of both, vectorized 128 floats a step, gave the tail past 896
+  // wrong values (Halide takes buffers not to alias; found by kiln-fuzz --in-place, 800031).
+  cases.push_back(withState("fuzz_800031_state_copied_in_place_beside_another_result", {},
+                            {normal({1020}), normal({1020})}, [](X, Tensors s) {
+    s[0].copy_(tanh(s[0]));
+    return Tensors{mul(s[1], s[0])};
+  }));
   cases.push_back(op("layer_norm_of_broadcast_chain", {normal({5, 1, 20}), normal({5, 20})}, [](X x) {
     return layer_norm(add(x[1], add(mul(x[0], -1.5), 0.25)), {20});
   }));

@@ -216,8 +216,9 @@ TEST_F(HalideKernelsTest, WhatItDoesNotTranslateItDeclinesWithAReason) {
   EXPECT_FALSE(halideKernels().compile(gelu64, false, cache, why));
   EXPECT_EQ(why, "kiln.gelu on other than f32 math");
 
-  // Results of two shapes are two loop nests: with one written over an operand, the second
-  // nest would read what the first wrote.
+  // Several results with one written over an operand: Halide takes buffers not to alias,
+  // so it may read the operand again after storing a result over it (here a second loop
+  // nest; OnlyAKernelOfOneResultIsWrittenOverItsOperand below for one shape).
   auto twoShapes = parse(R"mlir(
     func.func private @k(%a: tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4xf32>)
         attributes {kiln.kernel = "fusion"} {
@@ -227,8 +228,7 @@ TEST_F(HalideKernelsTest, WhatItDoesNotTranslateItDeclinesWithAReason) {
     })mlir");
   EXPECT_TRUE(halideKernels().compile(twoShapes, /*inPlace=*/false, cache, why));
   EXPECT_FALSE(halideKernels().compile(twoShapes, /*inPlace=*/true, cache, why));
-  EXPECT_EQ(why, "results of different shapes (separate loop nests) with one written over an "
-                 "operand");
+  EXPECT_EQ(why, "several results with one written over an operand (Halide takes buffers not to alias)");
 }
 
 // KILN_HALIDE_SCHEDULE puts one of Halide's autoschedulers in place of the hand schedule
@@ -280,34 +280,45 @@ TEST_F(HalideKernelsTest, AutoscheduledKernelsAreCachedPerThreadCount) {
   unsetenv("KILN_HALIDE_SCHEDULE");
 }
 
-// Results of one shape are computed in one loop nest, so a result written over its operand
-// (a state updated in place) does not change what the other results read: at 16 lanes
-// (37 elements) and at eight vectors with a tail (133).
-TEST_F(HalideKernelsTest, ResultsOfOneShapeReadOperandsBeforeAnyIsWritten) {
-  for (int n : {37, 133}) {
-    std::string source = R"mlir(
+// A kernel of several results with one written over an operand is declined: Halide takes
+// buffers not to alias, and its vector tail reads an operand again after storing a result
+// over it (kiln-fuzz seed 800031), so MLIR compiles it. One result written over its operand
+// is taken, and each element is stored after its loads: at 16 lanes (37 elements), at eight
+// vectors with a tail (133) and at 1020 (seven steps of 128 and a tail of 124).
+TEST_F(HalideKernelsTest, OnlyAKernelOfOneResultIsWrittenOverItsOperand) {
+  for (int n : {37, 133, 1020}) {
+    auto sized = [&](std::string source) {
+      for (size_t at = source.find("<N"); at != std::string::npos; at = source.find("<N"))
+        source.replace(at + 1, 1, std::to_string(n));
+      return parse(source.c_str());
+    };
+    auto two = sized(R"mlir(
       func.func private @k(%s: tensor<Nxf32>, %x: tensor<Nxf32>) -> (tensor<Nxf32>, tensor<Nxf32>)
           attributes {kiln.kernel = "fusion"} {
         %u = kiln.add %s, %x : tensor<Nxf32>
         %c = kiln.constant dense<2.0> : tensor<Nxf32>
         %o = kiln.mul %u, %c : tensor<Nxf32>
         return %o, %u : tensor<Nxf32>, tensor<Nxf32>
-      })mlir";
-    for (size_t at = source.find("<N"); at != std::string::npos; at = source.find("<N"))
-      source.replace(at + 1, 1, std::to_string(n));
-    auto kernel = parse(source.c_str());
+      })mlir");
     std::string why;
-    auto compiled = halideKernels().compile(kernel, /*inPlace=*/true, cache, why);
+    EXPECT_FALSE(halideKernels().compile(two, /*inPlace=*/true, cache, why)) << n;
+    EXPECT_EQ(why, "several results with one written over an operand (Halide takes buffers not to alias)");
+    auto one = sized(R"mlir(
+      func.func private @k(%s: tensor<Nxf32>, %x: tensor<Nxf32>) -> tensor<Nxf32>
+          attributes {kiln.kernel = "fusion"} {
+        %u = kiln.add %s, %x : tensor<Nxf32>
+        %t = kiln.tanh %u : tensor<Nxf32>
+        return %t : tensor<Nxf32>
+      })mlir");
+    auto compiled = halideKernels().compile(one, /*inPlace=*/true, cache, why);
     ASSERT_TRUE(compiled) << why;
-    std::vector<float> s(static_cast<size_t>(n)), x(static_cast<size_t>(n), 1.0f), out(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) s[size_t(i)] = float(i);
+    std::vector<float> s(static_cast<size_t>(n)), x(static_cast<size_t>(n), 0.25f), want(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) s[size_t(i)] = float(i % 7) * 0.125f;
+    for (int i = 0; i < n; ++i) want[size_t(i)] = std::tanh(s[size_t(i)] + 0.25f);
     void* operands[] = {s.data(), x.data()};
-    void* results[] = {out.data(), s.data()};  // result 1 written over operand 0
+    void* results[] = {s.data()};  // written over operand 0
     compiled->run(operands, results);
-    for (int i = 0; i < n; ++i) {
-      EXPECT_EQ(s[size_t(i)], float(i) + 1) << n << ": " << i;
-      EXPECT_EQ(out[size_t(i)], 2 * (float(i) + 1)) << n << ": " << i;
-    }
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(s[size_t(i)], want[size_t(i)], 1e-6) << n << ": " << i;
   }
 }
 
