@@ -269,3 +269,34 @@ func.func private @softmax_dynamic(%x: tensor<?x1024xf32>) -> tensor<?x1024xf32>
   %r = kiln.div %e, %tb : tensor<?x1024xf32>
   return %r : tensor<?x1024xf32>
 }
+
+// -----
+
+// A row kernel whose values reach the root along very many paths (layer_norm over [7, 8]
+// of a broadcast chain, kiln-fuzz seed 9): tile-and-fuse would fuse a producer once per path
+// (over 100,000 copies, 50 s in this pass), so it is left untiled, computed whole.
+// CHECK-LABEL: func.func private @many_paths(
+// CHECK-NOT:     scf.forall
+// CHECK:         return
+func.func private @many_paths(%arg0: tensor<8xf32>, %arg1: tensor<3x8x7x8xf32>) -> tensor<3x8x7x8xf32> attributes {kiln.kernel = "fusion", kiln.row_dims = 2 : i64} {
+  %0 = kiln.constant dense<9.99999974E-6> : tensor<3x8x1x1xf32>
+  %1 = kiln.constant dense<5.000000e-01> : tensor<3x8x7x8xf32>
+  %2 = kiln.constant dense<1.000000e+00> : tensor<8xf32>
+  %3 = kiln.constant dense<5.000000e-01> : tensor<8xf32>
+  %4 = kiln.abs %arg0 : tensor<8xf32>
+  %5 = kiln.add %4, %3 : tensor<8xf32>
+  %6 = kiln.div %2, %5 : tensor<8xf32>
+  %7 = kiln.broadcast_in_dim %6, dims = [3], shape = [3, 8, 7, 8] : tensor<8xf32>
+  %8 = kiln.mul %arg1, %7 : tensor<3x8x7x8xf32>
+  %9 = kiln.mul %8, %1 : tensor<3x8x7x8xf32>
+  %10 = kiln.reduce mean %9, dims = [2, 3] keep_dims : tensor<3x8x7x8xf32>
+  %11 = kiln.broadcast_in_dim %10, dims = [0, 1, 2, 3], shape = [3, 8, 7, 8] : tensor<3x8x1x1xf32>
+  %12 = kiln.sub %9, %11 : tensor<3x8x7x8xf32>
+  %13 = kiln.mul %12, %12 : tensor<3x8x7x8xf32>
+  %14 = kiln.reduce mean %13, dims = [2, 3] keep_dims : tensor<3x8x7x8xf32>
+  %15 = kiln.add %14, %0 : tensor<3x8x1x1xf32>
+  %16 = kiln.rsqrt %15 : tensor<3x8x1x1xf32>
+  %17 = kiln.broadcast_in_dim %16, dims = [0, 1, 2, 3], shape = [3, 8, 7, 8] : tensor<3x8x1x1xf32>
+  %18 = kiln.mul %12, %17 : tensor<3x8x7x8xf32>
+  return %18 : tensor<3x8x7x8xf32>
+}
