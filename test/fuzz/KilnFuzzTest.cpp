@@ -221,19 +221,19 @@ TEST(KilnFuzzRunner, AProgramEagerRejectsIsReportedAsInvalid) {
 }
 
 // ---- state written in place ------------------------------------------------------------------
-Node update(int state, int value, Shape shape, UpdateKind kind, double weight) {
-  Node n = apply(Op::UpdateState, {state, value}, std::move(shape), {int64_t(kind)});
+Node update(int state, int value, Shape shape, InPlaceKind kind, double weight) {
+  Node n = apply(Op::InPlace, {state, value}, std::move(shape), {int64_t(kind)});
   n.scalar = weight;
   return n;
 }
 
-// The minimized seed 800097 of --state-updates (found again with 5ac2822's fix reverted):
+// The minimized seed 800097 of --in-place (found again with 5ac2822's fix reverted):
 // s.sub_(s - (s * 0.5).transpose(1, 2), 0.25), then a sum of s. Its transposed read of its
 // own state must not be planned in place.
 Program ownTransposeProgram() {
   Program p;
   p.nodes = {leaf(Op::State, 0, {3, 11, 11}), apply(Op::MulScalar, {0}, {3, 11, 11}),
-             apply(Op::Transpose, {1}, {3, 11, 11}, {1, 2}), update(0, 2, {3, 11, 11}, UpdateKind::TowardBy, 0.25),
+             apply(Op::Transpose, {1}, {3, 11, 11}, {1, 2}), update(0, 2, {3, 11, 11}, InPlaceKind::TowardBy, 0.25),
              apply(Op::Sum, {0}, {11, 11}, {0})};
   p.nodes[1].scalar = 0.5;
   p.outputs = {4};
@@ -244,8 +244,8 @@ TEST(KilnFuzzProgram, AStateUpdatePrintsAndRunsAsAModulesBufferWrite) {
   const Program p = ownTransposeProgram();
   EXPECT_THAT(printCase(p, "u", ""), HasSubstr("Tensor v3 = s[0].sub_(sub(s[0], v2.detach()), 0.25);"));
   Program average = p, copy = p;
-  average.nodes[3].ints = {int64_t(UpdateKind::Average)};
-  copy.nodes[3].ints = {int64_t(UpdateKind::Copy)};
+  average.nodes[3].ints = {int64_t(InPlaceKind::Average)};
+  copy.nodes[3].ints = {int64_t(InPlaceKind::Copy)};
   EXPECT_THAT(printCase(average, "u", ""), HasSubstr("Tensor v3 = s[0].mul_(0.75).add_(v2.detach(), 0.25);"));
   EXPECT_THAT(printCase(copy, "u", ""), HasSubstr("Tensor v3 = s[0].copy_(v2.detach());"));
   // Evaluating writes the state: s - 0.25 (s - 0.5 s^T), and the later sum reads it.
@@ -257,17 +257,36 @@ TEST(KilnFuzzProgram, AStateUpdatePrintsAndRunsAsAModulesBufferWrite) {
   EXPECT_THAT(difference(out[0], sum(want, {0}), loose()), IsEmpty());
 }
 
+// An earlier value written in place: readers before the write see the old values, readers
+// after it the new ones, in eager and in every compiled program.
+TEST(KilnFuzzRunner, AValueWrittenInPlaceIsReadOldBeforeAndNewAfter) {
+  Program p;
+  p.nodes = {leaf(Op::Input, 0, {4, 4}), apply(Op::MulScalar, {0}, {4, 4}), apply(Op::Exp, {1}, {4, 4}),
+             apply(Op::Sin, {1}, {4, 4}), apply(Op::Transpose, {3}, {4, 4}, {0, 1}),
+             update(1, 4, {4, 4}, InPlaceKind::Average, 0.5), apply(Op::Add, {1, 2}, {4, 4})};
+  p.nodes[1].scalar = 0.5;
+  p.outputs = {6};
+  ASSERT_TRUE(wellConditioned(p));
+  Tensor x = makeLeaf(inputLeaves(p)[0], 3);
+  Tensor half = mul(x, 0.5);
+  Tensor want = add(add(mul(half, 0.5), mul(sin(half).transpose(0, 1), 0.5)), exp(half));
+  EXPECT_THAT(difference(evaluate(p, {x}, {})[0], want, loose()), IsEmpty());
+  EXPECT_THAT(check(p, {.configs = {{"INTERP", false}, {"MLIR", false}, {"MLIR", true}}}), IsEmpty());
+  p.nodes[5].args[0] = 0;  // the input itself, which a minimizer's cut could make: refused
+  EXPECT_FALSE(wellConditioned(p));
+}
+
 TEST(KilnFuzzRunner, AStateUpdatedFromItsOwnTransposeMatchesEager) {
   EXPECT_THAT(check(ownTransposeProgram(), {.configs = {{"INTERP", false}, {"MLIR", false}, {"MLIR", true}}}),
               IsEmpty());
 }
 
-// Seed 800045 of --state-updates: a state copied from a parameter's value is no path for its
+// Seed 800045 of --in-place: a state copied from a parameter's value is no path for its
 // gradient (the value is detached), so the program has no gradients and no backward pass.
 TEST(KilnFuzzProgram, AnUpdatesValueCarriesNoGradient) {
   Program p;
   p.nodes = {leaf(Op::State, 0, {3, 4}, true), leaf(Op::State, 1, {3, 4}), apply(Op::Tanh, {0}, {3, 4}),
-             update(1, 2, {3, 4}, UpdateKind::Copy, 0)};
+             update(1, 2, {3, 4}, InPlaceKind::Copy, 0)};
   p.outputs = {3};
   p.backward = true;
   EXPECT_THAT(gradParams(p), IsEmpty());
@@ -294,54 +313,57 @@ TEST(KilnFuzzGenerator, ProgramsAreWellConditionedAndEagerRunsThem) {
   }
 }
 
-// --state-updates: states written in place by every kind of update, some from their own
-// values moved (transposed or reduced), each value fitting its state and sharing no memory
-// with it; never a state a view still reads (jit::trace rejects that) nor one autograd saved
-// (eager rejects that); well conditioned and run by eager. Without it, no update.
-TEST(KilnFuzzGenerator, StateUpdatesWriteBuffersAsEagerAndTraceAllowIt) {
+// --in-place: states and earlier values written in place by every kind of write, some from
+// their own values moved (transposed or reduced), each value fitting its target and sharing
+// no memory with it; never a target a view still reads (jit::trace rejects that) nor one
+// autograd saved (eager rejects that); well conditioned and run by eager. Without it, none.
+TEST(KilnFuzzGenerator, InPlaceWritesAreOnesEagerAndTraceAllow) {
   std::set<int64_t> kinds;
-  int updates = 0, ownMoved = 0;
+  int states = 0, values = 0, ownMoved = 0;
   for (uint64_t seed = 0; seed < 80; ++seed) {
-    const Program p = generate(seed, {.maxOps = 12, .stateUpdates = true});
+    const Program p = generate(seed, {.maxOps = 12, .inPlace = true});
     const std::string text = printCase(p, "seed_" + std::to_string(seed), "");
     ASSERT_TRUE(wellConditioned(p)) << text;
     const std::vector<std::vector<bool>> deps = dependencies(p);
+    const std::vector<Facts> facts = analyze(p);
     for (size_t u = 0; u < p.nodes.size(); ++u) {
       const Node& n = p.nodes[u];
-      if (n.op != Op::UpdateState) continue;
-      ++updates;
+      if (n.op != Op::InPlace) continue;
       kinds.insert(n.ints[0]);
-      const int s = n.args[0], v = n.args[1];
-      const Node& state = p.nodes[size_t(s)];
+      const int t = n.args[0], v = n.args[1];
+      const Node& target = p.nodes[size_t(t)];
       const Node& value = p.nodes[size_t(v)];
-      ASSERT_EQ(state.op, Op::State) << text;
-      EXPECT_FALSE(state.flag) << text;
-      EXPECT_EQ(n.shape, state.shape) << text;
-      EXPECT_EQ(value.dtype, state.dtype) << text;
-      EXPECT_TRUE(value.op != Op::Input && value.op != Op::State && value.op != Op::Transpose &&
-                  value.op != Op::Reshape && value.op != Op::View && value.op != Op::Slice &&
-                  value.op != Op::UpdateState) << text;
-      // The value broadcasts to the state's shape.
-      ASSERT_LE(value.shape.size(), state.shape.size()) << text;
+      if (target.op == Op::State) {
+        ++states;
+        EXPECT_FALSE(target.flag) << text;
+      } else {
+        ++values;
+        EXPECT_FALSE(mayShareStorage(target.op)) << text;
+        EXPECT_LE(facts[size_t(t)].lo, -1) << text;
+        EXPECT_GE(facts[size_t(t)].hi, 1) << text;
+      }
+      EXPECT_EQ(n.shape, target.shape) << text;
+      EXPECT_EQ(value.dtype, target.dtype) << text;
+      EXPECT_FALSE(mayShareStorage(value.op)) << text;
+      // The value broadcasts to the target's shape.
+      ASSERT_LE(value.shape.size(), target.shape.size()) << text;
       for (size_t d = 0; d < value.shape.size(); ++d) {
-        const int64_t vd = value.shape[value.shape.size() - 1 - d], sd = state.shape[state.shape.size() - 1 - d];
+        const int64_t vd = value.shape[value.shape.size() - 1 - d], sd = target.shape[target.shape.size() - 1 - d];
         EXPECT_TRUE(vd == sd || vd == 1) << text;
       }
       for (size_t m = 0; m < u; ++m) {
         const Node& earlier = p.nodes[m];
-        if (earlier.op == Op::Transpose || earlier.op == Op::Reshape || earlier.op == Op::View ||
-            earlier.op == Op::Slice || earlier.op == Op::Permute || earlier.op == Op::Unsqueeze ||
-            earlier.op == Op::Squeeze || earlier.op == Op::Flatten)
-          EXPECT_NE(earlier.args[0], s) << "a view of the state before its update\n" << text;
-        if (!p.backward || isLeaf(earlier.op) || !deps[m][size_t(s)]) continue;
+        if (!isLeaf(earlier.op) && mayShareStorage(earlier.op) && earlier.op != Op::InPlace)
+          EXPECT_NE(earlier.args[0], t) << "a view of the target before it is written\n" << text;
+        if (!p.backward || isLeaf(earlier.op) || !deps[m][size_t(t)]) continue;
         for (size_t q = 0; q < p.nodes.size(); ++q)
-          EXPECT_FALSE(deps[m][q] && isParam(p.nodes[q])) << "a state autograd saved, then written\n" << text;
+          EXPECT_FALSE(deps[m][q] && isParam(p.nodes[q])) << "a target autograd saved, then written\n" << text;
       }
-      // The value is the state's own, moved: reached from the state through a transpose or
-      // a reduction.
-      for (size_t m = size_t(s) + 1; m < size_t(v) + 1; ++m) {
+      // The value is the target's own, moved: reached from it through a transpose or a
+      // reduction.
+      for (size_t m = size_t(t) + 1; m < size_t(v) + 1; ++m) {
         const Node& moved = p.nodes[m];
-        if ((moved.op == Op::Transpose || moved.op == Op::Mean || moved.op == Op::Amax) && deps[m][size_t(s)] &&
+        if ((moved.op == Op::Transpose || moved.op == Op::Mean || moved.op == Op::Amax) && deps[m][size_t(t)] &&
             deps[size_t(v)][m]) {
           ++ownMoved;
           break;
@@ -350,10 +372,11 @@ TEST(KilnFuzzGenerator, StateUpdatesWriteBuffersAsEagerAndTraceAllowIt) {
     }
     std::vector<Problem> problems = check(p, {.configs = {}, .calls = 2});
     EXPECT_THAT(problems, IsEmpty()) << problems[0].message << "\n" << text;
-    for (const Node& n : generate(seed, {.maxOps = 12}).nodes) EXPECT_NE(n.op, Op::UpdateState);
+    for (const Node& n : generate(seed, {.maxOps = 12}).nodes) EXPECT_NE(n.op, Op::InPlace);
   }
   EXPECT_EQ(kinds.size(), 3u);
-  EXPECT_GE(updates, 20);
+  EXPECT_GE(states, 20);
+  EXPECT_GE(values, 3);
   EXPECT_GE(ownMoved, 3);
 }
 
@@ -603,11 +626,11 @@ TEST(KilnFuzzMinimize, CompactKeepsABatchNormWhoseStatisticsAreRead) {
 TEST(KilnFuzzMinimize, CompactKeepsAStateUpdateALaterOpReads) {
   Program p;
   p.nodes = {leaf(Op::Input, 0, {4}), leaf(Op::State, 0, {4}), apply(Op::Tanh, {0}, {4}),
-             update(1, 2, {4}, UpdateKind::Average, 0.5), apply(Op::Abs, {1}, {4})};
+             update(1, 2, {4}, InPlaceKind::Average, 0.5), apply(Op::Abs, {1}, {4})};
   p.outputs = {4};
   const Program c = compact(p);
   ASSERT_EQ(c.nodes.size(), 5u);
-  EXPECT_EQ(c.nodes[3].op, Op::UpdateState);
+  EXPECT_EQ(c.nodes[3].op, Op::InPlace);
   p.nodes[4].args = {0};  // reads the input instead: the update is dead
   EXPECT_EQ(compact(p).nodes.size(), 2u);
 }

@@ -175,7 +175,7 @@ bool operandsFit(const Node& n, const std::vector<Facts>& f) {
     case Op::Mul: return mag(0) <= 16 && mag(1) <= 16;
     case Op::Matmul: return mag(0) <= 8 && mag(1) <= 8;
     case Op::Conv2d: return mag(0) <= 8 && mag(1) <= 8;
-    case Op::UpdateState:  // the state stays in its range over every call
+    case Op::InPlace:  // the target stays in its range (a state's over every call)
       return lo(1) >= lo(0) && f[size_t(n.args[1])].hi <= f[size_t(n.args[0])].hi;
     default: return true;
   }
@@ -186,8 +186,15 @@ bool operandsFit(const Node& n, const std::vector<Facts>& f) {
 bool wellConditioned(const Program& program) {
   const Program p = atBatch(program, kLargestBatch);  // reductions over the batch at their longest
   std::vector<Facts> f = analyze(p);
-  for (size_t n = 0; n < p.nodes.size(); ++n)
+  for (size_t n = 0; n < p.nodes.size(); ++n) {
     if (f[n].mag() > 1e6 || !operandsFit(p.nodes[n], f)) return false;
+    // in_place writes a state or a value of its own storage, never an input or a view (a
+    // minimizer's cut or replacement can make it one).
+    if (p.nodes[n].op == Op::InPlace) {
+      const Op target = p.nodes[size_t(p.nodes[n].args[0])].op;
+      if (target != Op::State && mayShareStorage(target)) return false;
+    }
+  }
   return true;
 }
 
@@ -198,7 +205,7 @@ std::vector<Facts> analyze(const Program& p) {
   // statistics of its input, so a reader of that state sees the input's reductions and
   // rounding, float32's if the input was float32, even in float64 state (seed 109737:
   // rsqrt of a float64 running mean differed from eager by float32-sized rounding); so
-  // does update_state with its value. The state carries those facts, and everything after
+  // does in_place with its value. The state carries those facts, and everything after
   // it is inferred again (a reader in an earlier call sees the write too).
   std::vector<std::optional<Facts>> written(p.nodes.size());
   for (size_t n = 0; n < p.nodes.size(); ++n) {

@@ -152,7 +152,7 @@ class Gen {
   int floatLeaf(Shape shape, std::optional<DType> dtype = std::nullopt, Shape batch = {}) {
     const DType d = dtype.value_or(rng_.chance(10) ? (dtype_ == kFloat32 ? kFloat64 : kFloat32) : dtype_);
     const bool param = p_.backward && rng_.chance(45) && !follows(batch);
-    const bool buffer = options_.stateUpdates && !param && !follows(batch) && rng_.chance(20);
+    const bool buffer = options_.inPlace && !param && !follows(batch) && rng_.chance(20);
     return leaf(std::move(shape), d, rng_.chance(15) ? Fill::Positive : Fill::Normal, param || buffer, param, 0,
                 std::move(batch));
   }
@@ -300,7 +300,7 @@ class Gen {
         Op::Reshape, Op::View, Op::Unsqueeze, Op::Squeeze, Op::Flatten, Op::Transpose, Op::Permute,
         Op::Slice, Op::Slice, Op::Contiguous, Op::Cat, Op::Cat, Op::Gather, Op::Conv2d, Op::Conv2d,
         Op::MaxPool2d, Op::AvgPool2d, Op::Convert};
-    const Op op = options_.stateUpdates && rng_.chance(8) ? Op::UpdateState : rng_.pick(kWeighted);
+    const Op op = options_.inPlace && rng_.chance(8) ? Op::InPlace : rng_.pick(kWeighted);
     const int before = int(p_.nodes.size());
     const int v = emit(op);
     if (v < 0 || invalid_) {  // undo guards and leaves made for an op that did not fit
@@ -354,59 +354,58 @@ class Gen {
         n.dtype = n.dtype == kFloat32 ? kFloat64 : kFloat32;
         return push(std::move(n));
       }
-      case Op::UpdateState: return updateState();
+      case Op::InPlace: return writeInPlace();
       default: return -1;
     }
   }
 
-  // ---- state written in place (GenOptions::stateUpdates) -----------------------------------
-  // Whether the value of an op of this kind may share storage with its operand or be a
-  // leaf: an in-place op reading it while writing the state would see its own writes.
-  static bool mayAlias(Op op) {
-    switch (op) {
-      case Op::Input: case Op::State: case Op::Reshape: case Op::View: case Op::Unsqueeze: case Op::Squeeze:
-      case Op::Flatten: case Op::Transpose: case Op::Permute: case Op::Slice: case Op::Contiguous:
-      case Op::UpdateState: return true;
-      default: return false;
-    }
-  }
-
-  // Whether a value that a gradient flows through reads state `s`: autograd saved it, and
-  // writing it before backward() is an error (eager checks the storage's version).
-  bool readForGradient(int s) const {
+  // ---- states and values written in place (GenOptions::inPlace) -----------------------------
+  // Whether a value that a gradient flows through reads `t` (or `t` is one): autograd saved
+  // it, and writing it before backward() is an error (eager checks the storage's version).
+  bool readForGradient(int t) const {
     if (!p_.backward) return false;
     const std::vector<std::vector<bool>> deps = dependencies(p_);
     for (size_t n = 0; n < p_.nodes.size(); ++n) {
-      if (isLeaf(p_.nodes[n].op) || !deps[n][size_t(s)]) continue;
+      if (isLeaf(p_.nodes[n].op) || !deps[n][size_t(t)]) continue;
       for (size_t q = 0; q < p_.nodes.size(); ++q)
         if (deps[n][q] && isParam(p_.nodes[q])) return true;
     }
     return false;
   }
 
-  // Whether some value is a view of state `s` (or may be): a trace records values, not
-  // memory, so jit::trace rejects writing a tensor that shares memory with a live view.
-  bool viewed(int s) const {
+  // Whether some value is a view of `t` (or may be): a trace records values, not memory, so
+  // jit::trace rejects writing a tensor that shares memory with a live view.
+  bool viewed(int t) const {
     for (int n = 0; n < int(p_.nodes.size()); ++n) {
-      if (isLeaf(node(n).op) || !mayAlias(node(n).op) || node(n).op == Op::UpdateState) continue;
+      if (isLeaf(node(n).op) || !mayShareStorage(node(n).op) || node(n).op == Op::InPlace) continue;
       int root = n;
-      while (!isLeaf(node(root).op) && mayAlias(node(root).op)) root = node(root).args[0];
-      if (root == s) return true;
+      while (!isLeaf(node(root).op) && mayShareStorage(node(root).op)) root = node(root).args[0];
+      if (root == t) return true;
     }
     return false;
   }
 
-  // A state (a buffer read earlier, or a new one) written in place with a value of its
-  // shape or one that broadcasts to it.
-  int updateState() {
-    std::vector<int> states;
+  // Whether `t` may be written in place: a buffer (state no gradient reaches) in its fill's
+  // range, or a value of its own storage whose range holds [-1, 1] (the writes are of that
+  // range); of fixed shape, not viewed, not saved for a gradient.
+  bool writable(int t) const {
+    const Node& n = node(t);
+    if (!isFloatingPoint(n.dtype) || follows(n.batch) || viewed(t) || readForGradient(t)) return false;
+    if (n.op == Op::State) return !n.flag && (n.fill == Fill::Normal || n.fill == Fill::Positive);
+    return !mayShareStorage(n.op) && facts_[size_t(t)].lo <= -1 && facts_[size_t(t)].hi >= 1;
+  }
+
+  // A state (a buffer read earlier, or a new one) or an earlier value written in place with a
+  // value of its shape or one that broadcasts to it.
+  int writeInPlace() {
+    std::vector<int> states, values;
     for (int v = 0; v < int(p_.nodes.size()); ++v)
-      if (node(v).op == Op::State && !node(v).flag && isFloatingPoint(node(v).dtype) &&
-          (node(v).fill == Fill::Normal || node(v).fill == Fill::Positive) && !readForGradient(v) && !viewed(v))
-        states.push_back(v);
-    int s = -1;
-    if (!states.empty() && !rng_.chance(20)) {
-      s = states[size_t(rng_.below(int64_t(states.size())))];
+      if (writable(v)) (node(v).op == Op::State ? states : values).push_back(v);
+    int t = -1;
+    if (!values.empty() && rng_.chance(50)) {
+      t = values[size_t(rng_.below(int64_t(values.size())))];
+    } else if (!states.empty() && !rng_.chance(20)) {
+      t = states[size_t(rng_.below(int64_t(states.size())))];
     } else {
       // Of an earlier value's shape, or square (so the value may be the state transposed).
       const int like = pickValue();
@@ -416,35 +415,38 @@ class Gen {
         const int64_t k = dim();
         shape = rng_.chance(70) ? Shape{k, k} : Shape{rng_.between(2, 3), k, k};
       }
-      s = leaf(shape, node(like).dtype, rng_.chance(20) ? Fill::Positive : Fill::Normal, true);
+      t = leaf(shape, node(like).dtype, rng_.chance(20) ? Fill::Positive : Fill::Normal, true);
     }
-    const bool positiveState = node(s).fill == Fill::Positive;
-    int v = bounded(updateValue(s), 5);
+    const bool state = node(t).op == Op::State, positiveState = state && node(t).fill == Fill::Positive;
+    int v = inPlaceValue(t);
+    if (!state) v = push(unary(rng_.chance(50) ? Op::Tanh : Op::Sin, bounded(v, 8)));  // in [-1, 1]
+    v = bounded(v, 5);
     if (positiveState) v = positive(v);
-    if (node(v).dtype != node(s).dtype) {
+    if (node(v).dtype != node(t).dtype) {
       Node c = unary(Op::Convert, v);
-      c.dtype = node(s).dtype;
+      c.dtype = node(t).dtype;
       v = push(std::move(c));
     }
-    if (mayAlias(node(v).op)) v = push(unary(positiveState ? Op::Abs : Op::Neg, v));
-    const UpdateKind kind = UpdateKind(rng_.below(3));
-    Node n = unary(Op::UpdateState, s);
-    n.args = {s, v};
+    if (mayShareStorage(node(v).op)) v = push(unary(positiveState ? Op::Abs : Op::Neg, v));
+    const InPlaceKind kind = InPlaceKind(rng_.below(3));
+    Node n = unary(Op::InPlace, t);
+    n.args = {t, v};
     n.ints = {int64_t(kind)};
-    n.scalar = kind == UpdateKind::Copy ? 0 : rng_.chance(50) ? 0.25 : 0.5;
+    n.scalar = kind == InPlaceKind::Copy ? 0 : rng_.chance(50) ? 0.25 : 0.5;
     return push(std::move(n));
   }
 
-  // The value written into state `s`: one the state itself gives, often with its elements
-  // moved (a transpose of equal dims, a reduction kept as a broadcast dim), so a kernel that
-  // writes the state reads it elsewhere than where it writes; an earlier value that
-  // broadcasts to it, often one that depends on it; or a new leaf.
-  int updateValue(int s) {
+  // The value written into `s`: one `s` itself gives, often with its elements moved (a
+  // transpose of equal dims, a reduction kept as a broadcast dim), so a kernel that writes
+  // it reads it elsewhere than where it writes; an earlier value that broadcasts to it,
+  // often one that depends on it; or a new leaf.
+  int inPlaceValue(int s) {
     const Dims target = dims(s);
     const int64_t how = rng_.below(3), r = rank(s);
     if (how == 0) {
       static constexpr Op kOf[] = {Op::Tanh, Op::Sin, Op::Neg, Op::MulScalar};
-      Node f = unary(rng_.pick(kOf), s);
+      const Op op = rng_.pick(kOf);
+      Node f = unary(op, op == Op::Sin ? bounded(s, 8) : s);
       if (f.op == Op::MulScalar) f.scalar = 0.5;
       int v = push(std::move(f));
       std::vector<std::pair<int64_t, int64_t>> equal;

@@ -21,11 +21,12 @@ struct GenOptions {
   // Dims drawn also from 128 and 133 (rows wider than the default sizes' 33; the same
   // seed gives other programs than without it).
   bool wideDims = false;
-  // Module buffers: some floating leaves are state that no gradient flows to, and
-  // update_state writes states in place (moving averages, copies, some from values the
-  // state itself gave, transposed or reduced), which later ops and later calls read (the
-  // same seed gives other programs than without it).
-  bool stateUpdates = false;
+  // Writes in place: some floating leaves are buffers (state no gradient reaches), and
+  // in_place writes a buffer or an earlier value of its own storage (moving averages,
+  // sub_ toward a value, copies; often from values the target itself gave, transposed or
+  // reduced), which later ops and, for state, later calls read (the same seed gives other
+  // programs than without it).
+  bool inPlace = false;
   // Which dims of a batch program's inputs are dynamic. First: dim 0, B. Any: one dim per
   // input, B, at a position drawn per program (dim 0, dim 1, the last or a middle dim);
   // the ops may then also contract over it (matmul), concatenate inputs along it and

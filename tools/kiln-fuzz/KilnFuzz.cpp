@@ -62,7 +62,7 @@ std::vector<std::string> split(const std::string& list) {
   std::cerr << "kiln-fuzz: " << problem
             << "\nusage: kiln-fuzz --seed=S --programs=N [--backends=INTERP,MLIR,HALIDE,SCHEDULE]"
                " [--modes=value,symbolic,dynamic,dynamic-symbolic] [--dynamic-dims=0|any|two] [--wide-dims]"
-               " [--state-updates]"
+               " [--in-place]"
                " [--max-ops=K] [--no-backward] [--print-programs] [--jobs=J] [--minimize-budget=B]"
                " [--timeout=SECONDS] [--no-fork]\n";
   std::exit(2);
@@ -90,7 +90,7 @@ Options parse(int argc, char** argv) {
       else if (name == "--max-ops") o.gen.maxOps = std::stoi(value);
       else if (name == "--no-backward") o.gen.backward = false;
       else if (name == "--wide-dims") o.gen.wideDims = true;
-      else if (name == "--state-updates") o.gen.stateUpdates = true;
+      else if (name == "--in-place") o.gen.inPlace = true;
       else if (name == "--print-programs") o.printPrograms = true;
       else if (name == "--jobs") o.jobs = std::max(1, std::stoi(value));
       else if (name == "--minimize-budget") o.minimizeBudget = std::stoi(value);
@@ -245,7 +245,7 @@ void report(const Result& r, const Options& o, const RunOptions& runAll) {
   std::ostringstream comment;
   comment << "// kiln-fuzz --seed=" << r.seed << " --programs=1"
           << (o.gen.backward ? "" : " --no-backward") << (o.gen.wideDims ? " --wide-dims" : "")
-          << (o.gen.stateUpdates ? " --state-updates" : "") << " --max-ops=" << o.gen.maxOps
+          << (o.gen.inPlace ? " --in-place" : "") << " --max-ops=" << o.gen.maxOps
           << (o.gen.batch ? " --modes=" + join(o.modes) + " --backends=" + join(o.backends) : "")
           << (o.gen.batch && o.gen.dims != GenOptions::Dims::First ? " --dynamic-dims=" + dimsName(o.gen.dims) : "")
           << "\n"

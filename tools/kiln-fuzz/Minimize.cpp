@@ -103,7 +103,7 @@ Program compact(const Program& p) {
     if (live[n])
       for (int a : p.nodes[n].args) {
         live[size_t(a)] = true;
-        // batch_norm and update_state write state in place, so a later reader of that
+        // batch_norm and in_place write state in place, so a later reader of that
         // state needs them though nothing reads their output (seed 109737's reproducer
         // lacked the batch_norm that mattered).
         for (size_t m = 0; m < n; ++m) {

@@ -60,14 +60,14 @@ std::string sizes(const Node& n) {
 Tensor opt(const Args& a, size_t k) { return k < a.size() ? a[k] : Tensor(); }
 std::string opt(const Texts& a, size_t k) { return k < a.size() ? a[k] : "Tensor()"; }
 
-// A state written in place (Op::UpdateState), as a module's buffer is: the value is
-// detached, as a running statistic's is, and the state stays within its fill's range.
-Tensor updateState(const Node& n, Tensor s, const Tensor& value) {
+// A state or value written in place (Op::InPlace), as a module's buffer is: the value is
+// detached, as a running statistic's is, and the target stays within its range.
+Tensor writeInPlace(const Node& n, Tensor s, const Tensor& value) {
   const Tensor v = value.detach();
-  switch (UpdateKind(n.ints[0])) {
-    case UpdateKind::Average: s.mul_(1 - n.scalar).add_(v, n.scalar); break;
-    case UpdateKind::TowardBy: s.sub_(sub(s, v), n.scalar); break;
-    case UpdateKind::Copy: s.copy_(v); break;
+  switch (InPlaceKind(n.ints[0])) {
+    case InPlaceKind::Average: s.mul_(1 - n.scalar).add_(v, n.scalar); break;
+    case InPlaceKind::TowardBy: s.sub_(sub(s, v), n.scalar); break;
+    case InPlaceKind::Copy: s.copy_(v); break;
   }
   return s;
 }
@@ -103,7 +103,7 @@ struct OpDesc {
 // mean, running var[, weight, bias], scalar = momentum; conv2d ints = {stride, padding,
 // groups}, args x, weight[, bias]; pools ints = {kernel, stride, padding}; slice ints =
 // {dim, start, end, step}; flatten ints = {start, end}; cat and gather ints = {dim};
-// update_state ints = {UpdateKind}, scalar = the weight of the value.
+// in_place ints = {InPlaceKind}, scalar = the weight of the value.
 const OpDesc kOps[] = {
     {"input", nullptr, nullptr},
     {"state", nullptr, nullptr},
@@ -161,17 +161,17 @@ const OpDesc kOps[] = {
     POOL(max_pool2d), POOL(avg_pool2d),
     {"convert", [](const Node& n, const Args& a) { return a[0].to(n.dtype); },
      [](const Node& n, const Texts& a) { return a[0] + ".to(" + dtypeName(n.dtype) + ")"; }},
-    {"update_state", [](const Node& n, const Args& a) { return updateState(n, a[0], a[1]); },
+    {"in_place", [](const Node& n, const Args& a) { return writeInPlace(n, a[0], a[1]); },
      [](const Node& n, const Texts& a) {
        const std::string v = a[1] + ".detach()";
-       switch (UpdateKind(n.ints[0])) {
-         case UpdateKind::Average: return a[0] + ".mul_(" + str(1 - n.scalar) + ").add_(" + v + ", " + str(n.scalar) + ")";
-         case UpdateKind::TowardBy: return a[0] + ".sub_(sub(" + a[0] + ", " + v + "), " + str(n.scalar) + ")";
-         case UpdateKind::Copy: break;
+       switch (InPlaceKind(n.ints[0])) {
+         case InPlaceKind::Average: return a[0] + ".mul_(" + str(1 - n.scalar) + ").add_(" + v + ", " + str(n.scalar) + ")";
+         case InPlaceKind::TowardBy: return a[0] + ".sub_(sub(" + a[0] + ", " + v + "), " + str(n.scalar) + ")";
+         case InPlaceKind::Copy: break;
        }
        return a[0] + ".copy_(" + v + ")"; }},
 };
-static_assert(std::size(kOps) == size_t(Op::UpdateState) + 1, "one table row per Op");
+static_assert(std::size(kOps) == size_t(Op::InPlace) + 1, "one table row per Op");
 
 #undef UNARY
 #undef BINARY
@@ -221,8 +221,17 @@ bool isLeaf(Op op) { return op == Op::Input || op == Op::State; }
 bool isParam(const Node& node) { return node.op == Op::State && node.flag; }
 const char* opName(Op op) { return desc(op).name; }
 
+bool mayShareStorage(Op op) {
+  switch (op) {
+    case Op::Input: case Op::State: case Op::Reshape: case Op::View: case Op::Unsqueeze: case Op::Squeeze:
+    case Op::Flatten: case Op::Transpose: case Op::Permute: case Op::Slice: case Op::Contiguous:
+    case Op::InPlace: return true;
+    default: return false;
+  }
+}
+
 std::vector<int> writtenOperands(const Node& node) {
-  if (node.op == Op::UpdateState) return {node.args[0]};
+  if (node.op == Op::InPlace) return {node.args[0]};
   if (node.op == Op::BatchNorm && node.args.size() > 2) return {node.args[1], node.args[2]};
   return {};
 }
@@ -319,7 +328,7 @@ std::vector<std::vector<bool>> dependencies(const Program& p) {
   for (size_t n = 0; n < p.nodes.size(); ++n) {
     deps[n][n] = true;
     const std::vector<int>& args = p.nodes[n].args;
-    for (int a : p.nodes[n].op == Op::UpdateState ? std::vector<int>{args[0]} : args)
+    for (int a : p.nodes[n].op == Op::InPlace ? std::vector<int>{args[0]} : args)
       for (size_t m = 0; m < p.nodes.size(); ++m)
         if (deps[size_t(a)][m]) deps[n][m] = true;
   }

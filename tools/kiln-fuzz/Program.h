@@ -30,17 +30,18 @@ enum class Op : uint8_t {
   Cat, Gather,
   Conv2d, MaxPool2d, AvgPool2d,
   Convert,
-  UpdateState,  // args {state leaf, value}: the state written in place (GenOptions::stateUpdates)
+  InPlace,  // args {target, value}: a state or a value written in place (GenOptions::inPlace)
 };
 
 // How a leaf's values are made from a seed: the makers of test/e2e/Parity.h, so a printed
 // reproducer pastes into that table and sees the same values.
 enum class Fill : uint8_t { Normal, Positive, Ints, Bools };
 
-// How Op::UpdateState writes value v into state s (weight m = Node::scalar, in (0, 1)):
-// s.mul_(1 - m).add_(v, m); s.sub_(s - v, m), which reads s again; s.copy_(v). Each keeps
-// s within the range of s and v, so a state stays in its fill's range over every call.
-enum class UpdateKind : uint8_t { Average, TowardBy, Copy };
+// How Op::InPlace writes value v into its target t, a state or an earlier value (weight
+// m = Node::scalar, in (0, 1)): t.mul_(1 - m).add_(v, m); t.sub_(t - v, m), which reads t
+// again; t.copy_(v). Each keeps t within the range of t and v, so a state stays in its
+// fill's range over every call.
+enum class InPlaceKind : uint8_t { Average, TowardBy, Copy };
 
 // One value of the program: a leaf or an op applied to earlier nodes.
 struct Node {
@@ -119,9 +120,12 @@ inline Node atBatch(Node n, int64_t b) { return atBatch(std::move(n), b, b); }
 
 bool isLeaf(Op op);
 bool isParam(const Node& node);
-// The operands `node` writes in place (state leaves): batch_norm's running statistics, the
-// state of update_state.
+// The operands `node` writes in place: batch_norm's running statistics (state), in_place's
+// target.
 std::vector<int> writtenOperands(const Node& node);
+// Whether an op's value may share storage with its operand (a view, or the operand itself)
+// or is a leaf: what an in-place op may not write, nor read while writing another tensor.
+bool mayShareStorage(Op op);
 const char* opName(Op op);
 
 // How to make one leaf (an input per call, or a state tensor once).
@@ -142,7 +146,7 @@ Tensor makeLeaf(const Leaf& leaf, uint64_t seed, std::optional<DType> as = std::
 // Parameters whose gradient the program returns: those some output depends on.
 std::vector<int> gradParams(const Program& p);
 // Node indices each node depends on, itself included (dependsOn[n][m]), as gradients flow:
-// update_state's value is detached, so its result (the state) depends on the state alone.
+// in_place's value is detached, so its result (the target) depends on the target alone.
 std::vector<std::vector<bool>> dependencies(const Program& p);
 
 // Runs the program on Kiln's public API: the forward outputs, then (with backward) the
