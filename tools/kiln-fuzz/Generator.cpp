@@ -362,14 +362,11 @@ class Gen {
   // ---- states and values written in place (GenOptions::inPlace) -----------------------------
   // Whether a value that a gradient flows through reads `t` (or `t` is one): autograd saved
   // it, and writing it before backward() is an error (eager checks the storage's version).
-  bool readForGradient(int t) const {
+  // `deps` is dependencies(p_); `onParam[n]`: node n depends on a parameter.
+  bool readForGradient(int t, const std::vector<std::vector<bool>>& deps, const std::vector<bool>& onParam) const {
     if (!p_.backward) return false;
-    const std::vector<std::vector<bool>> deps = dependencies(p_);
-    for (size_t n = 0; n < p_.nodes.size(); ++n) {
-      if (isLeaf(p_.nodes[n].op) || !deps[n][size_t(t)]) continue;
-      for (size_t q = 0; q < p_.nodes.size(); ++q)
-        if (deps[n][q] && isParam(p_.nodes[q])) return true;
-    }
+    for (size_t n = 0; n < p_.nodes.size(); ++n)
+      if (!isLeaf(p_.nodes[n].op) && deps[n][size_t(t)] && onParam[n]) return true;
     return false;
   }
 
@@ -388,9 +385,10 @@ class Gen {
   // Whether `t` may be written in place: a buffer (state no gradient reaches) in its fill's
   // range, or a value of its own storage whose range holds [-1, 1] (the writes are of that
   // range); of fixed shape, not viewed, not saved for a gradient.
-  bool writable(int t) const {
+  bool writable(int t, const std::vector<std::vector<bool>>& deps, const std::vector<bool>& onParam) const {
     const Node& n = node(t);
-    if (!isFloatingPoint(n.dtype) || follows(n.batch) || viewed(t) || readForGradient(t)) return false;
+    if (!isFloatingPoint(n.dtype) || follows(n.batch) || viewed(t) || readForGradient(t, deps, onParam))
+      return false;
     if (n.op == Op::State) return !n.flag && (n.fill == Fill::Normal || n.fill == Fill::Positive);
     return !mayShareStorage(n.op) && facts_[size_t(t)].lo <= -1 && facts_[size_t(t)].hi >= 1;
   }
@@ -398,9 +396,13 @@ class Gen {
   // A state (a buffer read earlier, or a new one) or an earlier value written in place with a
   // value of its shape or one that broadcasts to it.
   int writeInPlace() {
+    const std::vector<std::vector<bool>> deps = dependencies(p_);
+    std::vector<bool> onParam(p_.nodes.size(), false);
+    for (size_t n = 0; n < p_.nodes.size(); ++n)
+      for (size_t q = 0; q < p_.nodes.size() && !onParam[n]; ++q) onParam[n] = deps[n][q] && isParam(p_.nodes[q]);
     std::vector<int> states, values;
     for (int v = 0; v < int(p_.nodes.size()); ++v)
-      if (writable(v)) (node(v).op == Op::State ? states : values).push_back(v);
+      if (writable(v, deps, onParam)) (node(v).op == Op::State ? states : values).push_back(v);
     int t = -1;
     if (!values.empty() && rng_.chance(50)) {
       t = values[size_t(rng_.below(int64_t(values.size())))];
