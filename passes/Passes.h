@@ -85,6 +85,10 @@ struct CpuPipelineOptions {
   // kiln-plan-memory last; off for a program with `?` dims, whose plan is made per call
   // shape after kernels are outlined (runtime/cpu/GenericProgram).
   bool planMemory = true;
+  // kiln-plan-memory's several-results-in-place: off for a kernel generator that takes
+  // buffers not to alias (HALIDE on CUDA), which then takes such kernels rather than
+  // declining them.
+  bool severalResultsInPlace = true;
 };
 void buildCpuPlanningPipeline(OpPassManager &pm, const CpuPipelineOptions &options = {});
 // What the runtime chooses about the lowering: kiln-lower-host's time-kernels.

@@ -117,6 +117,11 @@ def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "ModuleOp"> {
     producer to their last use in block order and are placed best fit,
     largest first, at offsets aligned to `alignment` bytes.
 
+    Without `several-results-in-place`, no result of a fusion kernel of
+    several results is written in place (for kernel generators that take
+    buffers not to alias, HALIDE: the update goes to a buffer of its own and
+    the caller writes it into the state).
+
     Each producing op gets `kiln.offsets` (one entry per result); the
     function gets `kiln.arena_bytes` (the peak) and `kiln.naive_bytes` (the
     sum of all buffers, the cost without reuse). With `report`, a remark on
@@ -127,6 +132,9 @@ def KilnPlanMemoryPass : Pass<"kiln-plan-memory", "ModuleOp"> {
            "byte alignment of every buffer in the arena">,
     Option<"report", "report", "bool", /*default=*/"false",
            "remark on each function with its arena size">,
+    Option<"severalResultsInPlace", "several-results-in-place", "bool",
+           /*default=*/"true",
+           "a fusion kernel of several results may write one over its state">,
   ];
 }
 

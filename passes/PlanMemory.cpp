@@ -133,8 +133,9 @@ int64_t bestFit(const Buffer &buffer, ArrayRef<Buffer *> placed) {
 // The plan of one host schedule (a function of one block).
 class FunctionPlanner {
 public:
-  FunctionPlanner(func::FuncOp func, int64_t alignment)
-      : func(func), body(func.getBody().front()), alignment(alignment) {
+  FunctionPlanner(func::FuncOp func, int64_t alignment, bool severalResultsInPlace)
+      : func(func), body(func.getBody().front()), alignment(alignment),
+        severalResultsInPlace(severalResultsInPlace) {
     for (auto [i, op] : llvm::enumerate(body))
       position[&op] = i;
   }
@@ -241,6 +242,9 @@ private:
     if (plannableBytes(state.getType()) != plannableBytes(update.getType()))
       return false;
     Operation *producer = update.getDefiningOp();
+    if (!severalResultsInPlace && producer->getNumResults() > 1 &&
+        hostStepOf(producer) == HostStep::Kernel)
+      return false;
     SmallVector<Value> views{state};
     while (!views.empty()) {
       Value view = views.pop_back_val();
@@ -294,6 +298,7 @@ private:
   func::FuncOp func;
   Block &body;
   int64_t alignment;
+  bool severalResultsInPlace;
   DenseMap<Operation *, unsigned> position;
   DenseMap<Value, SmallVector<BlockArgument, 1>> updates;
   llvm::DenseSet<Value> handedOut;
@@ -332,7 +337,7 @@ struct KilnPlanMemoryPass : impl::KilnPlanMemoryPassBase<KilnPlanMemoryPass> {
         func.emitRemark("not planned: a host schedule is one block");
       return;
     }
-    FunctionPlanner::Summary summary = FunctionPlanner(func, alignment).plan();
+    FunctionPlanner::Summary summary = FunctionPlanner(func, alignment, severalResultsInPlace).plan();
     Builder builder(func.getContext());
     func->setAttr(KilnDialect::getArenaBytesAttrName(),
                   builder.getI64IntegerAttr(summary.arenaBytes));

@@ -189,7 +189,9 @@ std::shared_ptr<const Executable> Executable::compile(
   }
 
   mlir::PassManager planning(context);
-  mlir::kiln::buildCpuPlanningPipeline(planning, options);
+  mlir::kiln::CpuPipelineOptions planningOptions = options;
+  if (kernels && !kernels->severalResultsInPlace()) planningOptions.severalResultsInPlace = false;
+  mlir::kiln::buildCpuPlanningPipeline(planning, planningOptions);
   runStage(planning, *module, "CPU", "planning", dumps, op, loc);
   clock.lap("planning");
   const std::string declined = kernels ? executable->takeKernels(*module, *kernels, *cache) : "";

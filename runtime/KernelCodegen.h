@@ -39,6 +39,11 @@ class KernelCodegen {
   virtual std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace,
                                                         const DiskCache& cache,
                                                         std::string& why) const = 0;
+  // Whether the plan may write a result of a kernel of several results over its state
+  // (kiln-plan-memory's several-results-in-place). False for a generator that would
+  // decline such kernels (it takes buffers not to alias) and should take them instead:
+  // their updates then go to buffers of their own, which the caller copies into the states.
+  virtual bool severalResultsInPlace() const { return true; }
 };
 
 }  // namespace kiln::runtime

@@ -48,7 +48,8 @@ void buildCpuPlanningPipeline(OpPassManager &pm, const CpuPipelineOptions &optio
         createKilnFusePass(KilnFusePassOptions{.maxInputs = options.fuseMaxInputs}));
   pm.addPass(createKilnOutlineKernelsPass());
   if (options.planMemory)
-    pm.addPass(createKilnPlanMemoryPass());
+    pm.addPass(createKilnPlanMemoryPass(
+        KilnPlanMemoryPassOptions{.severalResultsInPlace = options.severalResultsInPlace}));
 }
 
 // Whether kernel `func`'s result `i`, planned in place over some of its operands

@@ -150,7 +150,9 @@ std::shared_ptr<const Program> compile(mlir::func::FuncOp main, const CallbackTa
   dumps.write("traced", *module);
   mlir::PassManager planning(context);
   mlir::kiln::buildCpuPlanningPipeline(planning,
-                                       {.fuse = request.fuse, .fuseMaxInputs = request.fuseMaxInputs});
+                                       {.fuse = request.fuse,
+                                        .fuseMaxInputs = request.fuseMaxInputs,
+                                        .severalResultsInPlace = !codegen || codegen->severalResultsInPlace()});
   runStage(planning, *module, "GPU", "planning", dumps, op, loc);
   clock.lap("planning");
   dumps.write("planned", *module);

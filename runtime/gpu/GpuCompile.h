@@ -42,6 +42,8 @@ class CudaKernelCodegen {
   // (the host schedule then interprets it on the device). `inPlace` as KernelCodegen's.
   virtual std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace, Device device,
                                                         std::string& why) const = 0;
+  // As KernelCodegen's: false plans no result of a kernel of several results in place.
+  virtual bool severalResultsInPlace() const { return true; }
 };
 
 // The MLIR generator's kernels for a planned module (unchanged): kiln-gpu-pipeline's

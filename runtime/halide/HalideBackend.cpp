@@ -19,6 +19,7 @@ class HalideCudaKernels final : public gpu::CudaKernelCodegen {
                                                 std::string& why) const override {
     return cudaKernel(kernel, inPlace, device, DiskCache::global(), why);
   }
+  bool severalResultsInPlace() const override { return kCudaSeveralResultsInPlace; }
 };
 
 class HalideBackend final : public Backend {

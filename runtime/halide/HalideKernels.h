@@ -45,6 +45,13 @@ void forgetHalideKernels();
 std::shared_ptr<const ExternalKernel> cudaKernel(mlir::func::FuncOp kernel, bool inPlace, Device device,
                                                  const DiskCache& cache, std::string& why);
 
+// Whether a program HALIDE compiles for CUDA may have a result of a kernel of several
+// results written in place (CudaKernelCodegen::severalResultsInPlace): no. Such a kernel is
+// declined (Halide takes buffers not to alias) and would run interpreted on the device, so
+// compileForCuda's plan writes none in place and HALIDE takes them. On the CPU they stay in
+// place and MLIR compiles them (halideKernels() keeps the default): measured faster there.
+inline constexpr bool kCudaSeveralResultsInPlace = false;
+
 // What the PTX of `kernel` is, for tests that assemble it without a device.
 struct HalideCudaKernel {
   std::string name;                  // the pipeline's host function, kiln_halide_<kernel>

@@ -99,13 +99,13 @@ PlannedGraphs forEachCompiledGraph(const GraphVisitor& onGraph) {
   return census;
 }
 
-PlannedGraphs forEachPlannedKernel(const KernelVisitor& onKernel) {
+PlannedGraphs forEachPlannedKernel(const KernelVisitor& onKernel, bool severalResultsInPlace) {
   std::vector<std::string> failures;
   int kernels = 0;
   PlannedGraphs census = forEachCompiledGraph([&](const std::string& what, const std::string&,
                                                   mlir::ModuleOp module) {
     mlir::PassManager planning(module.getContext());
-    mlir::kiln::buildCpuPlanningPipeline(planning);
+    mlir::kiln::buildCpuPlanningPipeline(planning, {.severalResultsInPlace = severalResultsInPlace});
     if (mlir::failed(planning.run(module))) {
       failures.push_back(what + ": the CPU planning pipeline fails");
       return;

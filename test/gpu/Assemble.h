@@ -31,7 +31,8 @@ std::string keyOf(mlir::func::FuncOp kernel, bool inPlace);
 // kFuzzPrograms with its default options ("fuzz seed 7 (by value)"), recorded and planned by
 // the CPU planning pipeline as the compiled backends plan them; `onKernel` sees each
 // kiln.kernel = "fusion" function, named by its graph, with whether a call writes a result
-// in place.
+// in place. `severalResultsInPlace`: kiln-plan-memory's option, as the generator under test
+// has it planned (KernelCodegen::severalResultsInPlace).
 inline constexpr uint64_t kFuzzPrograms = 100;
 struct PlannedGraphs {
   int graphs = 0, interpreted = 0, kernels = 0;
@@ -45,6 +46,6 @@ PlannedGraphs forEachCompiledGraph(const GraphVisitor& onGraph);
 
 using KernelVisitor =
     std::function<void(const std::string& graph, mlir::func::FuncOp kernel, bool inPlace)>;
-PlannedGraphs forEachPlannedKernel(const KernelVisitor& onKernel);
+PlannedGraphs forEachPlannedKernel(const KernelVisitor& onKernel, bool severalResultsInPlace = true);
 
 }  // namespace kiln::gpu_test

@@ -2,6 +2,9 @@
 // available backends, the device check, and the default backend's fallback to INTERP.
 #include "runtime/Backend.h"
 #include "runtime/DynamicProgram.h"
+#include "runtime/Executable.h"
+#include "runtime/KernelCodegen.h"
+#include "runtime/halide/HalideKernels.h"
 
 #include <gtest/gtest.h>
 
@@ -163,6 +166,72 @@ func.func @main(%x: tensor<2x3xf64> {kiln.input = 0 : i64}) -> tensor<2x3xf64> {
                      "than f32 math"),
             std::string::npos)
       << log;
+}
+
+// SGD with momentum as one fused kernel of two results, each written over its state by
+// MLIR. HALIDE on the CPU declines that kernel (Halide takes buffers not to alias) and MLIR
+// compiles it in place; a generator that says so (severalResultsInPlace() false: HALIDE's
+// for CUDA) has neither result planned in place and takes the kernel. All give the eager
+// values: in place, in the states' own storage; out of place, in results of their own (the
+// caller writes them into the states), the states untouched.
+TEST_F(BackendTest, AKernelOfSeveralStateUpdatesIsPlannedOutOfPlaceForAGeneratorThatAsks) {
+  constexpr const char* kMomentum = R"mlir(
+func.func @main(%g: tensor<2x3xf32> {kiln.input = 0 : i64}, %w: tensor<2x3xf32> {kiln.state = "w"},
+                %v: tensor<2x3xf32> {kiln.state = "v"})
+    -> (tensor<2x3xf32> {kiln.state_update = "w"}, tensor<2x3xf32> {kiln.state_update = "v"}) {
+  %mu = kiln.constant dense<0.5> : tensor<2x3xf32>
+  %lr = kiln.constant dense<0.25> : tensor<2x3xf32>
+  %a = kiln.mul %v, %mu : tensor<2x3xf32>
+  %nv = kiln.add %a, %g : tensor<2x3xf32>
+  %s = kiln.mul %nv, %lr : tensor<2x3xf32>
+  %nw = kiln.sub %w, %s : tensor<2x3xf32>
+  return %nw, %nv : tensor<2x3xf32>, tensor<2x3xf32>
+})mlir";
+  // HALIDE's CPU generator, asking for kernels of several results out of place.
+  struct OutOfPlaceHalide final : KernelCodegen {
+    std::string_view name() const override { return "HALIDE"; }
+    std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace, const DiskCache& cache,
+                                                  std::string& why) const override {
+      return halide::halideKernels().compile(kernel, inPlace, cache, why);
+    }
+    bool severalResultsInPlace() const override { return false; }
+  } outOfPlace;
+  Tensor g = arange(0.0, 6.0, 1.0, kFloat32).reshape({2, 3});
+  Tensor w0 = arange(1.0, 7.0, 1.0, kFloat32).reshape({2, 3});
+  Tensor v0 = arange(-3.0, 3.0, 1.0, kFloat32).reshape({2, 3});
+  Tensor wantV = v0 * 0.5 + g;
+  Tensor wantW = w0 - wantV * 0.25;
+  setenv("KILN_CACHE_DIR", "off", 1);
+  for (const char* variant : {"MLIR", "HALIDE", "HALIDE out of place"}) {
+    const bool apart = std::string_view(variant) == "HALIDE out of place";
+    setenv("KILN_LOG", "compile", 1);
+    ::testing::internal::CaptureStderr();
+    std::shared_ptr<const Program> program =
+        apart ? std::shared_ptr<const Program>(Executable::compile(parse(kMomentum), nullptr, "test",
+                                                                   SourceLoc::current(), nullptr, {}, &outOfPlace))
+              : compile({findBackend(variant), true}, kMomentum);
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    unsetenv("KILN_LOG");
+    Tensor w = w0.clone(), v = v0.clone();
+    std::vector<Tensor> results = program->run(std::vector<Tensor>{g, w, v});
+    ASSERT_EQ(results.size(), 2u) << variant;
+    EXPECT_TRUE(equal(results[0], wantW)) << variant;
+    EXPECT_TRUE(equal(results[1], wantV)) << variant;
+    EXPECT_EQ(results[0].rawData() == w.rawData(), !apart) << variant;
+    EXPECT_EQ(results[1].rawData() == v.rawData(), !apart) << variant;
+    if (apart) {
+      EXPECT_TRUE(equal(w, w0));
+      EXPECT_TRUE(equal(v, v0));
+      EXPECT_NE(log.find("1 fused kernels by HALIDE"), std::string::npos) << log;
+      EXPECT_EQ(log.find("declined"), std::string::npos) << log;
+    } else if (std::string_view(variant) == "HALIDE") {
+      EXPECT_NE(log.find("0 fused kernels by HALIDE"), std::string::npos) << log;
+      EXPECT_NE(log.find("HALIDE declined @main_kernel_0 (MLIR compiles it): several results with one "
+                         "written over an operand"),
+                std::string::npos)
+          << log;
+    }
+  }
 }
 
 // KILN_DUMP_IR covers HALIDE: beside the MLIR stages, each Halide kernel's lowered statement.
