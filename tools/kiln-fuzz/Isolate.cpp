@@ -1,6 +1,7 @@
 // fork/waitpid around a unit of work, its report passed back through a temporary file.
 #include "tools/kiln-fuzz/Isolate.h"
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,8 +14,17 @@ namespace kiln::fuzz {
 
 namespace {
 
+// A child that blocks without using the CPU (a deadlock) is ended after this many times its
+// CPU limit in wall time: far enough that no load on the machine reaches it.
+constexpr unsigned kWallFactor = 10;
+
 [[noreturn]] void runChild(const std::function<std::string()>& work, std::FILE* report, unsigned timeout) {
-  alarm(timeout);  // SIGALRM's default action ends the child: the parent sees a hang
+  // The limit is the child's CPU time, not wall time, so that a program's verdict does not
+  // depend on how loaded the machine is (a CI run of many tests at once): SIGXCPU's default
+  // action ends the child at the soft limit, SIGKILL at the hard one.
+  const rlimit cpu{rlim_t(timeout), rlim_t(timeout) + 10};
+  setrlimit(RLIMIT_CPU, &cpu);
+  alarm(timeout * kWallFactor);  // SIGALRM's default action ends the child
   int code = 0;
   std::string text;
   try {
@@ -69,8 +79,10 @@ ChildOutcome Child::finish(int status) {
     return o;
   }
   o.kind = ChildOutcome::Crashed;
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-    o.text = "timed out after " + std::to_string(timeout_) + " s";
+  if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL))
+    o.text = "timed out: more than " + std::to_string(timeout_) + " s of CPU time";
+  else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    o.text = "hung: no result after " + std::to_string(timeout_ * kWallFactor) + " s of wall time";
   else if (WIFSIGNALED(status))
     o.text = std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
   else

@@ -24,7 +24,9 @@ inline constexpr char kPassNote = '\x06';
 class Child {
  public:
   // `work` returns "" (or a note after kPassNote) when it passed, else its report. A
-  // child that runs longer than `timeoutSeconds` is killed and counts as crashed.
+  // child that uses more than `timeoutSeconds` of CPU time (all its threads together:
+  // not wall time, which depends on the machine's load), or has no result after ten
+  // times that in wall time (blocked), is killed and counts as crashed.
   static Child start(const std::function<std::string()>& work, unsigned timeoutSeconds);
   pid_t pid() const { return pid_; }
   // The outcome, given the status waitpid returned for this child.
