@@ -354,8 +354,9 @@ TEST(KilnFuzzGenerator, InPlaceWritesAreOnesEagerAndTraceAllow) {
       }
       for (size_t m = 0; m < u; ++m) {
         const Node& earlier = p.nodes[m];
-        if (!isLeaf(earlier.op) && mayShareStorage(earlier.op) && earlier.op != Op::InPlace)
+        if (!isLeaf(earlier.op) && mayShareStorage(earlier.op) && earlier.op != Op::InPlace) {
           EXPECT_NE(earlier.args[0], t) << "a view of the target before it is written\n" << text;
+        }
         if (!p.backward || isLeaf(earlier.op) || !deps[m][size_t(t)]) continue;
         for (size_t q = 0; q < p.nodes.size(); ++q)
           EXPECT_FALSE(deps[m][q] && isParam(p.nodes[q])) << "a target autograd saved, then written\n" << text;
@@ -392,7 +393,9 @@ TEST(KilnFuzzGenerator, WideDimsReachRowsOf128AndMore) {
       ASSERT_TRUE(wellConditioned(p)) << text;
       // 133 = 7 x 19 is no product of the default sizes (reshapes and concats merge dims).
       for (const Node& n : p.nodes)
-        if (!wideDims) EXPECT_EQ(std::count(n.shape.begin(), n.shape.end(), 133), 0) << text;
+        if (!wideDims) {
+          EXPECT_EQ(std::count(n.shape.begin(), n.shape.end(), 133), 0) << text;
+        }
       if (wideDims && std::any_of(p.nodes.begin(), p.nodes.end(), [](const Node& n) {
             return n.op == Op::Input && !n.shape.empty() && n.shape.back() >= 128;
           }))
@@ -701,7 +704,7 @@ TEST(KilnFuzzIsolate, ReportsPassFailCrashTimeoutAndHang) {
   // The limit is CPU time: a child that spins past it is ended; one that waits longer than
   // it in wall time (as a loaded machine makes any child do) is not, up to ten times it.
   ChildOutcome spun = runInChild([] {
-    for (volatile uint64_t i = 0;; i = i + 1) {}
+    for (uint64_t i = 0;; ++i) asm volatile("" : "+r"(i));  // a loop the compiler keeps
     return std::string();
   }, 1);
   EXPECT_EQ(spun.kind, ChildOutcome::Crashed);
