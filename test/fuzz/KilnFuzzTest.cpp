@@ -710,6 +710,7 @@ TEST(KilnFuzzIsolate, ReportsPassFailCrashTimeoutAndHang) {
   EXPECT_EQ(spun.kind, ChildOutcome::Crashed);
   EXPECT_EQ(spun.text, "timed out: more than 1 s of CPU time");
   EXPECT_EQ(runInChild([] { sleep(2); return std::string(); }, 1).kind, ChildOutcome::Passed);
+  EXPECT_EQ(runInChild([] { sleep(1); return std::string(); }, 0).kind, ChildOutcome::Passed);  // 0: none
   ChildOutcome hung = runInChild([] { sleep(30); return std::string(); }, 1);
   EXPECT_EQ(hung.kind, ChildOutcome::Crashed);
   EXPECT_EQ(hung.text, "hung: no result after 10 s of wall time");
