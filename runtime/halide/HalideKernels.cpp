@@ -1157,8 +1157,8 @@ constexpr const char* kSeveralResultsInPlace =
 
 std::optional<HalideCudaKernel> compileForCuda(mlir::func::FuncOp kernel, bool inPlace, std::string& why) {
   try {
-    Lowered lowered = lower(kernel, Device(kCUDA, 0), /*noRuntime=*/true);
     if (inPlace && kernel.getNumResults() > 1) throw Declined{kSeveralResultsInPlace};
+    Lowered lowered = lower(kernel, Device(kCUDA, 0), /*noRuntime=*/true);
     HalideCudaKernel compiled;
     compiled.name = lowered.info.function();
     compiled.loopNests = lowered.info.loopNests;
@@ -1194,6 +1194,11 @@ class HalideKernels final : public KernelCodegen {
                                                    const DiskCache& cache, std::string& why) const {
     // The in-memory key, and the disk key's part: the same but for a CUDA device's index
     // (objects serve every device alike).
+    // Before any work: such a kernel would be compiled only to be declined.
+    if (inPlace && kernel.getNumResults() > 1) {
+      why = kSeveralResultsInPlace;
+      return nullptr;
+    }
     std::string key, diskPart;
     try {
       const std::string text = keyOf(kernel);
@@ -1226,7 +1231,6 @@ class HalideKernels final : public KernelCodegen {
         std::lock_guard lock(mutex_);
         cache_.emplace(key, compiled);
       }
-      if (inPlace && kernel.getNumResults() > 1) throw Declined{kSeveralResultsInPlace};
       return compiled;
     } catch (const Declined& declined) {
       why = declined.why;
