@@ -1,5 +1,5 @@
 // Kiln's training step on a CUDA device for examples/fashion_mnist_mlp's model, eager and
-// traced (jit::trace compiled by MLIR, then by NVRTC), timed as scripts/gpu/torch_mlp_step.py
+// traced (jit::trace compiled by MLIR, NVRTC and HALIDE where this binary has it), timed as scripts/gpu/torch_mlp_step.py
 // times PyTorch's eager and torch.compile steps: the same 784-256-256-10 MLP, batch 64,
 // cross_entropy, SGD (lr 0.05, momentum 0.9), random data of the example's shapes; the
 // median over --steps steps after --warmup, each from a device synchronize to the next. For
@@ -31,10 +31,25 @@
 #include "kiln/nn/Modules.h"
 #include "kiln/optim/SGD.h"
 #include "kiln/vision/MobileNetV2.h"
+#include "runtime/Backend.h"
 
 namespace {
 
 using namespace kiln;
+
+// The GPU backends this binary has (HALIDE is left out of the main GPU bundle), saying which
+// it lacks.
+const std::vector<std::string>& gpuBackends() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> found;
+    for (const char* name : {"MLIR", "NVRTC", "HALIDE"}) {
+      if (runtime::findBackend(name)) found.push_back(name);
+      else std::printf("cuda_step: backend %s is not built into this binary; its rows do not run\n", name);
+    }
+    return found;
+  }();
+  return names;
+}
 
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -99,10 +114,13 @@ void bandwidthRows(int& failures) {
       ++failures;
     }
     auto chain = [](Tensor in, Tensor b) { return mul(gelu(mul(add(in, b), 0.5), "tanh"), 2.0); };
-    for (const char* backend : {"eager", "MLIR", "NVRTC"}) {
+    std::vector<std::string> backends = gpuBackends();
+    backends.insert(backends.begin(), "eager");
+    for (const std::string& name : backends) {
+      const char* backend = name.c_str();
       try {
         std::function<Tensor(Tensor, Tensor)> fn = chain;
-        if (std::string(backend) != "eager") fn = jit::trace(chain, {.compile = {.backend = backend}});
+        if (name != "eager") fn = jit::trace(chain, {.compile = {.backend = name}});
         const double ms = queuedMs([&] { (void)fn(x, bias); });
         std::printf("kiln gelu chain %s (%s): %.1f GB/s (%.3f ms)\n", size.c_str(), backend, gb / ms * 1e3, ms);
       } catch (const std::exception& e) {
@@ -209,10 +227,11 @@ int main(int argc, char** argv) {
                 cuda::device_name().c_str());
     std::fflush(stdout);
   }
-  for (const char* backend : {"MLIR", "NVRTC"}) {
+  for (const std::string& name : gpuBackends()) {
+    const char* backend = name.c_str();
     auto traced = setup();
     auto step = jit::trace([&](Tensor input, Tensor target) { return traced->step(input, target); },
-                           {.compile = {.backend = backend}});
+                           {.compile = {.backend = name}});
     try {
       auto start = std::chrono::steady_clock::now();
       step(x, y);

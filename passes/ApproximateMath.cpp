@@ -65,12 +65,27 @@ void scaleSubnormalLogInputs(func::FuncOp func) {
 
 struct KilnApproximateMathPass
     : impl::KilnApproximateMathPassBase<KilnApproximateMathPass> {
+  using Base::Base;
   void runOnOperation() override {
+    // The divisions there before the rewrite are the user's: marked, so that
+    // those the approximations add can be told apart after it (by attribute,
+    // not by address: an op the driver erases frees memory a new one may take).
+    constexpr StringLiteral kUsers = "kiln.users_division";
+    if (approximateDivision)
+      getOperation().walk([&](arith::DivFOp div) { div->setAttr(kUsers, UnitAttr::get(&getContext())); });
     scaleSubnormalLogInputs(getOperation());
     RewritePatternSet patterns(&getContext());
     populateKilnApproximateMathPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    if (!approximateDivision)
+      return;
+    getOperation().walk([&](arith::DivFOp div) {
+      if (div->removeAttr(kUsers))
+        return;
+      if (getElementTypeOrSelf(div.getType()).isF32())
+        div.setFastmath(div.getFastmath() | arith::FastMathFlags::afn);
+    });
   }
 };
 

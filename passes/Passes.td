@@ -312,7 +312,19 @@ def KilnApproximateMathPass : Pass<"kiln-approximate-math", "func::FuncOp"> {
     the bits). Other element types, `powf`, `sin` and `cos` (whose
     approximations are only good near zero) and the ops LLVM has vector
     intrinsics for (`sqrt`, `floor`, `absf`) are left alone.
+
+    With `approximate-division`, the divisions the approximations bring (the
+    rational tanh, erf and atan, expm1's quotient) carry the `afn` fast-math
+    flag, which NVPTX selects as `div.approx.f32` (a reciprocal and a multiply,
+    2 ulp for divisors in [2^-126, 2^126], where these denominators stay)
+    rather than the IEEE `div.rn.f32` sequence; the user's own divisions are
+    left as they are. The GPU pipeline sets it; the CPU pipeline does not.
   }];
+  let options = [
+    Option<"approximateDivision", "approximate-division", "bool",
+           /*default=*/"false",
+           "mark the approximations' own divisions afn (div.approx.f32 on NVPTX)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",

@@ -23,7 +23,9 @@
 #include "llvm/ExecutionEngine/Orc/AbsoluteSymbols.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/JITLink/JITLink.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Object/SymbolSize.h"
 #include "llvm/Bitcode/BitcodeReader.h"
@@ -349,6 +351,116 @@ std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
   return optimizeAndEmit(*ir, op, loc, optimizedIR, optLevel);
 }
 
+namespace {
+
+// The priority of an ELF initializer section: ".init_array.N" is N, ".init_array" and
+// ".ctors" the default, 65535, as the dynamic loader and linkers order them (".ctors" runs
+// its entries last to first). Other sections: nullopt.
+std::optional<unsigned> initializerPriority(llvm::StringRef section) {
+  if (section == ".init_array" || section == ".ctors") return 65535u;
+  unsigned priority = 0;
+  if (section.consume_front(".init_array.") && !section.getAsInteger(10, priority)) return priority;
+  return std::nullopt;
+}
+
+// Whether `object` (one object file) has static initializers to run.
+bool hasInitializers(std::string_view object) {
+  auto file = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "kiln-object"));
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return false;
+  }
+  for (const llvm::object::SectionRef& section : (*file)->sections())
+    if (std::optional<llvm::StringRef> name = llvm::expectedToOptional(section.getName());
+        name && initializerPriority(*name))
+      return true;
+  return false;
+}
+
+// Collects the addresses in the initializer sections of what the engine links (the
+// functions a dynamic loader would call before main), read after JITLink fixed them up.
+// LLJIT without ORC's runtime library runs no initializers of object files itself.
+class InitializerCollector final : public llvm::orc::ObjectLinkingLayer::Plugin {
+ public:
+  void modifyPassConfig(llvm::orc::MaterializationResponsibility&, llvm::jitlink::LinkGraph&,
+                        llvm::jitlink::PassConfiguration& config) override {
+    // Nothing refers to an initializer section: a live symbol keeps it from being pruned.
+    config.PrePrunePasses.push_back([](llvm::jitlink::LinkGraph& graph) {
+      for (llvm::jitlink::Section& section : graph.sections())
+        if (initializerPriority(section.getName()))
+          for (llvm::jitlink::Block* block : section.blocks())
+            graph.addAnonymousSymbol(*block, 0, block->getSize(), false, true);
+      return llvm::Error::success();
+    });
+    config.PostFixupPasses.push_back([this](llvm::jitlink::LinkGraph& graph) {
+      std::lock_guard lock(mutex_);
+      for (llvm::jitlink::Section& section : graph.sections()) {
+        std::optional<unsigned> priority = initializerPriority(section.getName());
+        if (!priority) continue;
+        std::vector<llvm::jitlink::Block*> blocks(section.blocks().begin(), section.blocks().end());
+        std::sort(blocks.begin(), blocks.end(),
+                  [](auto* a, auto* b) { return a->getAddress() < b->getAddress(); });
+        std::vector<uint64_t> entries;
+        for (llvm::jitlink::Block* block : blocks) {
+          llvm::ArrayRef<char> bytes = block->getContent();
+          for (size_t at = 0; at + sizeof(uint64_t) <= bytes.size(); at += sizeof(uint64_t)) {
+            uint64_t address;
+            std::memcpy(&address, bytes.data() + at, sizeof(address));
+            entries.push_back(address);
+          }
+        }
+        if (section.getName() == ".ctors") std::reverse(entries.begin(), entries.end());
+        for (uint64_t address : entries)
+          if (address != 0 && address != ~uint64_t(0)) pending_.push_back({*priority, address});
+      }
+      return llvm::Error::success();
+    });
+  }
+  llvm::Error notifyFailed(llvm::orc::MaterializationResponsibility&) override { return llvm::Error::success(); }
+  llvm::Error notifyRemovingResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey) override {
+    return llvm::Error::success();
+  }
+  void notifyTransferringResources(llvm::orc::JITDylib&, llvm::orc::ResourceKey, llvm::orc::ResourceKey) override {}
+
+  // The initializers collected so far, lowest priority number first (stable within one),
+  // forgotten here: each runs once.
+  std::vector<uint64_t> take() {
+    std::lock_guard lock(mutex_);
+    std::stable_sort(pending_.begin(), pending_.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    std::vector<uint64_t> addresses;
+    for (auto& [priority, address] : pending_) addresses.push_back(address);
+    pending_.clear();
+    return addresses;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<unsigned, uint64_t>> pending_;
+};
+
+// Every exported symbol `object` defines, for a lookup that makes ORC link (materialize)
+// the whole object.
+std::vector<std::string> definedSymbols(std::string_view object) {
+  std::vector<std::string> names;
+  auto file = llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "kiln-object"));
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return names;
+  }
+  for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
+    std::optional<uint32_t> flags = llvm::expectedToOptional(symbol.getFlags());
+    std::optional<llvm::StringRef> name = llvm::expectedToOptional(symbol.getName());
+    if (flags && name && !name->empty() && (*flags & llvm::object::SymbolRef::SF_Global) &&
+        !(*flags & llvm::object::SymbolRef::SF_Undefined))
+      names.push_back(name->str());
+  }
+  return names;
+}
+
+}  // namespace
+
 std::unique_ptr<JitEngine> JitEngine::link(std::string_view object, const RuntimeSymbols& symbols,
                                            std::string_view op, const SourceLoc& loc) {
   auto jit = llvm::orc::LLJITBuilder()
@@ -373,12 +485,35 @@ std::unique_ptr<JitEngine> JitEngine::link(std::string_view object, const Runtim
 
   std::optional<std::vector<std::string_view>> objects = unpack(object);
   if (!objects) throw CompileError::make(loc, op, "the compiled objects are truncated");
+  // Objects with static initializers (Halide's runtime: C++ globals built at run time) have
+  // them run here, once, before anything is looked up, as a dynamic loader would; Kiln's
+  // own compiled code has none, and links lazily as before.
+  std::vector<std::string_view> initialized;
+  for (std::string_view part : *objects)
+    if (hasInitializers(part)) initialized.push_back(part);
+  std::shared_ptr<InitializerCollector> initializers;
+  if (!initialized.empty()) {
+    initializers = std::make_shared<InitializerCollector>();
+    auto* layer = llvm::dyn_cast<llvm::orc::ObjectLinkingLayer>(&(*jit)->getObjLinkingLayer());
+    if (!layer) throw CompileError::make(loc, op, "cannot run the object's static initializers: ORC does not link with JITLink");
+    layer->addPlugin(initializers);
+  }
   for (std::string_view part : *objects) {
     auto buffer = llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(part.data(), part.size()),
                                                         "kiln-object");
     if (llvm::Error error = (*jit)->addObjectFile(std::move(buffer)))
       throw CompileError::make(loc, op, "cannot link the compiled object: ",
                                message(std::move(error)));
+  }
+  if (initializers) {
+    llvm::orc::SymbolLookupSet everything;
+    for (std::string_view part : initialized)
+      for (const std::string& name : definedSymbols(part))
+        everything.add((*jit)->mangleAndIntern(name), llvm::orc::SymbolLookupFlags::WeaklyReferencedSymbol);
+    auto linked = (*jit)->getExecutionSession().lookup(llvm::orc::makeJITDylibSearchOrder(&dylib), std::move(everything));
+    if (!linked) throw CompileError::make(loc, op, "cannot link the compiled object: ", message(linked.takeError()));
+    for (uint64_t address : initializers->take())
+      reinterpret_cast<void (*)()>(static_cast<uintptr_t>(address))();
   }
   auto engine = std::unique_ptr<JitEngine>(new JitEngine(std::move(*jit), std::string(op), loc));
   if (perfMapEnabled())

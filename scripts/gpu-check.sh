@@ -10,8 +10,9 @@
 #   bash scripts/gpu-check.sh [DIR]       (there, from the repository root)
 #
 # The HALIDE bundle (bash scripts/gpu-bundle.sh --halide: gpu-bundle-halide/) holds
-# CudaTraceTest with HALIDE built in, and HalideKernelsTest; steps whose binary a bundle
-# does not hold report SKIPPED (not in this bundle).
+# CudaTraceTest and bench/cuda_step with HALIDE built in; steps whose binary a bundle does
+# not hold report SKIPPED (not in this bundle). KILN_HALIDE_TRACE_CUDA=1 in the environment
+# logs HALIDE's CUDA launches (docs/GPU.md).
 #
 # Everything it prints also goes to $OUT/gpu-check.log (or ./gpu-check.log). Each step has
 # its own time limit and its verdict on a line "gpu-check: <step>: PASS|FAIL|SKIPPED ...";
@@ -96,12 +97,9 @@ run_test() {  # name, seconds
 }
 
 # Newest work first, so that a run cut short by its deadline still checks it.
-# Traced programs on the GPU under INTERP, MLIR and NVRTC (issue 22); KILN_LOG=compile in
-# its own test shows the MLP step's kernels and launches.
+# Traced programs on the GPU under INTERP, MLIR, NVRTC and (the HALIDE bundle) HALIDE
+# (issue 22); KILN_LOG=compile in its own test shows the MLP step's kernels and launches.
 run_test CudaTraceTest 150
-# HALIDE's kernels compiled and linked beside Halide's CUDA runtime, and the CPU ones (the
-# HALIDE bundle: Halide 14 and its LLVM 14 loaded on this machine).
-run_test HalideKernelsTest 60
 
 echo "=== Training steps and bandwidth: Kiln, then PyTorch $(python3 -c 'import torch; print(torch.__version__)' 2>/dev/null), on the same card"
 if ! not_in_bundle "kiln steps" cuda_step && ! out_of_time "kiln steps"; then

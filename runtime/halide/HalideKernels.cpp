@@ -3,11 +3,13 @@
 #include "runtime/halide/HalideKernels.h"
 
 #include <Halide.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -649,9 +651,15 @@ class Translator {
         // A NaN anywhere is the result (the eager kernels keep the first NaN they meet);
         // counted apart, so both accumulators are plain max/min that Halide can split into
         // lanes.
-        Expr best = at(accumulator(constant(acc, max ? -inf : inf), element, extreme), out);
-        Expr nan = at(accumulator(Halide::cast<uint8_t>(0),
-                                  Halide::cast<uint8_t>(Halide::select(Halide::is_nan(element), 1, 0)),
+        // On CUDA both are 8 bytes wide (an f32 extreme is exact in f64): a row's statistics
+        // share one shared-memory allocation, which Halide 14 sizes too small by a slot
+        // when narrower ones follow wider ones (scheduleCuda).
+        const bool wide = mode_ == Schedule::Cuda;
+        const Halide::Type extremeType = wide ? Halide::Float(64) : acc;
+        const Halide::Type count = wide ? Halide::Int(64) : Halide::UInt(8);
+        Expr best = at(accumulator(constant(extremeType, max ? -inf : inf), Halide::cast(extremeType, element), extreme), out);
+        if (wide) best = Halide::cast(acc, best);
+        Expr nan = at(accumulator(Halide::cast(count, 0), Halide::cast(count, Halide::select(Halide::is_nan(element), 1, 0)),
                                   [](Expr c, Expr e) { return Halide::max(c, e); }),
                       out);
         Expr quietNaN = acc.bits() == 64
@@ -700,6 +708,23 @@ class Translator {
     };
     for (const Reduction& r : reductions_)
       if (blockRow(r)) rowDims = rowDims == 0 ? r.firstReduced : std::min(rowDims, r.firstReduced);
+    // A row's statistics (one value each) share one allocation in the block's shared memory.
+    // Halide 14 lays them out widest first, each at an offset rounded up to the widest type,
+    // but sizes the allocation by their bytes summed: two values narrower than the widest
+    // overrun it by a slot, and its simplifier then deletes whatever reads the last one (the
+    // output's store among them: every float32 softmax wrote nothing on the first GPU run).
+    // So row blocks only where the statistics are one width (max and min are computed 8
+    // bytes wide on CUDA, as float32 pair sums are); else each statistic at the root.
+    if (rowDims > 0) {
+      std::set<int> widths;
+      for (const Reduction& r : reductions_)
+        if (blockRow(r))
+          for (const Halide::Type& t : r.acc.output_types()) widths.insert(t.bytes());
+      if (widths.size() > 1) {
+        rowDims = 0;
+        scheduled_ += "(statistics of mixed widths: no row blocks) ";
+      }
+    }
     for (size_t g = 0; g < outputs_.size(); ++g) {
       Halide::Stage f = outputs_[g];
       const int64_t rank = int64_t(outputShapes_[g].size());
@@ -732,12 +757,15 @@ class Translator {
           Var u("t" + n), v("w" + n);
           Func partial;
           if (r.pairs) {
-            // r.x: the 16 lanes of the eager pair rule; 16 blocks of 32 at once beside them.
+            // r.x: the 16 lanes of the eager pair rule; 16 blocks of 32 at once beside them:
+            // 256 partials, fused into one thread dim (x, beside the output's 256 lanes; on
+            // x and y they made blocks of 256 x 16 threads, which CUDA refuses).
             Halide::RVar outer("outer" + n), inner("inner" + n);
             update.split(r.domain->y, outer, inner, 16, Halide::TailStrategy::GuardWithIf);
             partial = update.rfactor({{r.domain->x, u}, {inner, v}});
-            partial.compute_at(outputs_[0], row).gpu_threads(u, v);
-            partial.update().gpu_threads(u, v);
+            Var uv("tw" + n);
+            partial.compute_at(outputs_[0], row).fuse(u, v, uv).gpu_threads(uv);
+            partial.update().fuse(u, v, uv).gpu_threads(uv);
           } else {
             const int width = r.innerExtent >= 1024 ? kCudaThreads : 32;
             Halide::RVar outer("outer" + n), inner("inner" + n);
@@ -981,6 +1009,15 @@ std::string scheduleChoice() {
   return choice;
 }
 
+// Halide's autoscheduler plugins: "halide14" beside the libHalide this process loaded
+// (Debian's /usr/lib/x86_64-linux-gnu/halide14; the GPU bundle's lib/halide14).
+std::string pluginDirectory() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<const void*>(&Halide::load_plugin), &info) && info.dli_fname)
+    return (std::filesystem::path(info.dli_fname).parent_path() / "halide14").string();
+  return "/usr/lib/x86_64-linux-gnu/halide14";
+}
+
 void loadAutoscheduler(const std::string& name) {
   static std::mutex mutex;
   static std::set<std::string> loaded;
@@ -988,7 +1025,7 @@ void loadAutoscheduler(const std::string& name) {
   if (!loaded.insert(name).second) return;
   std::string file = name;
   std::transform(file.begin(), file.end(), file.begin(), [](unsigned char c) { return std::tolower(c); });
-  Halide::load_plugin("/usr/lib/x86_64-linux-gnu/halide14/libautoschedule_" + file + ".so");
+  Halide::load_plugin(pluginDirectory() + "/libautoschedule_" + file + ".so");
 }
 
 // Every input's and output's whole extent, as the autoschedulers need them.

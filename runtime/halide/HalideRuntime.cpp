@@ -8,6 +8,8 @@
 
 #include <array>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +77,8 @@ std::string emitted(Emit emit) {
   return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
 }
 
+bool traceCuda();
+
 std::atomic<int64_t> runtimes{0};
 std::mutex runtimeMutex;
 // The process's standalone runtimes, by RuntimeTarget.
@@ -123,7 +127,10 @@ std::shared_ptr<const JitEngine> standaloneRuntime(const DiskCache& cache, Runti
   std::lock_guard lock(runtimeMutex);
   std::shared_ptr<const JitEngine>& process = processRuntimes[size_t(target)];
   if (process) return process;
-  const Halide::Target& halideTarget = target == RuntimeTarget::Cuda ? cudaTarget() : cpuTarget();
+  // Traced, the CUDA runtime is Halide's debug build too, which prints each of its steps.
+  const Halide::Target halideTarget = target == RuntimeTarget::Cpu ? cpuTarget()
+                                      : traceCuda()                ? cudaTarget().with_feature(Halide::Target::Debug)
+                                                                   : cudaTarget();
   const std::string key =
       cache.enabled() ? DiskCache::keyOf({kRuntimeFormat, compilerIdentity(), halideTarget.to_string()}) : "";
   std::optional<CacheEntry> entry = cache.load(key);
@@ -155,6 +162,60 @@ std::shared_ptr<const JitEngine> standaloneRuntime(const DiskCache& cache, Runti
   }
   process = std::move(engine);
   return process;
+}
+
+// KILN_HALIDE_TRACE_CUDA (set, not "" or "0"): a kernel object's calls into Halide's CUDA
+// runtime that load its PTX and launch it are logged to stderr with the module state (the
+// id Halide's compilation cache files the loaded module under) and the context Kiln gave,
+// and the CUDA runtime is Halide's debug build, which prints each of its own steps.
+// A diagnostic for a GPU machine (docs/GPU.md): it traces objects linked to the process's
+// first CUDA runtime only (a later one, after forgetStandaloneRuntime, is not traced).
+bool traceCuda() {
+  static const bool on = [] {
+    const char* value = std::getenv("KILN_HALIDE_TRACE_CUDA");
+    return value && *value && std::string_view(value) != "0";
+  }();
+  return on;
+}
+
+using InitializeKernels = int (*)(void*, void**, const char*, int);
+using RunKernel = int (*)(void*, void*, const char*, int, int, int, int, int, int, int, size_t*, void**, int8_t*);
+std::atomic<void*> tracedRuntime{nullptr};
+InitializeKernels realInitialize = nullptr;
+RunKernel realRun = nullptr;
+
+int tracedInitialize(void* user, void** state, const char* ptx, int size) {
+  void* before = *state;
+  const int status = realInitialize(user, state, ptx, size);
+  std::fprintf(stderr,
+               "kiln: halide_cuda_initialize_kernels(state at %p: %p -> %p, %d bytes of PTX) in context %p: %d%s%s\n",
+               static_cast<void*>(state), before, *state, size, cudaContext, status, status ? ": " : "",
+               status ? lastError().c_str() : "");
+  return status;
+}
+
+int tracedRun(void* user, void* state, const char* entry, int blocksX, int blocksY, int blocksZ, int threadsX,
+              int threadsY, int threadsZ, int shared, size_t* sizes, void** args, int8_t* isBuffer) {
+  std::fprintf(stderr, "kiln: halide_cuda_run(state %p, %s, blocks %dx%dx%d, threads %dx%dx%d, %d bytes shared) in context %p\n",
+               state, entry, blocksX, blocksY, blocksZ, threadsX, threadsY, threadsZ, shared, cudaContext);
+  const int status = realRun(user, state, entry, blocksX, blocksY, blocksZ, threadsX, threadsY, threadsZ, shared,
+                             sizes, args, isBuffer);
+  if (status) std::fprintf(stderr, "kiln: halide_cuda_run: %d: %s\n", status, lastError().c_str());
+  return status;
+}
+
+// Where tracing is on and `runtime` is the first CUDA runtime traced, the object's calls
+// that load and launch device code go through the logging wrappers above.
+void traceCudaCalls(const JitEngine& runtime, RuntimeSymbols& symbols) {
+  void* expected = nullptr;
+  const void* self = &runtime;
+  if (!tracedRuntime.compare_exchange_strong(expected, const_cast<void*>(self)) && expected != self) return;
+  realInitialize = reinterpret_cast<InitializeKernels>(runtime.lookup("halide_cuda_initialize_kernels"));
+  realRun = reinterpret_cast<RunKernel>(runtime.lookup("halide_cuda_run"));
+  for (auto& [name, address] : symbols) {
+    if (name == "halide_cuda_initialize_kernels") address = reinterpret_cast<void*>(&tracedInitialize);
+    if (name == "halide_cuda_run") address = reinterpret_cast<void*>(&tracedRun);
+  }
 }
 
 }  // namespace
@@ -212,6 +273,7 @@ KernelCode objectCode(std::string_view object, const std::string& function, cons
   RuntimeSymbols symbols;
   for (const std::string& name : JitEngine::undefinedSymbols(object, kLinking, SourceLoc::current()))
     if (void* address = code.runtime->find(name)) symbols.emplace_back(name, address);
+  if (target == RuntimeTarget::Cuda && traceCuda()) traceCudaCalls(*code.runtime, symbols);
   code.object = JitEngine::link(object, symbols, kLinking, SourceLoc::current());
   code.entry = reinterpret_cast<int (*)(const void**)>(code.object->lookup(function + "_argv"));
   return code;

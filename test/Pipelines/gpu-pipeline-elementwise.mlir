@@ -7,7 +7,9 @@
 // in its tanh form + scale): one fused kernel, one launch, one thread per element of
 // the [256, 1024] result (the two dims collapsed: 1024 blocks of 256 threads), the
 // host schedule left as planning left it, the kernel's PTX embedded in a gpu.binary.
-// tanh is a polynomial and its fma/fabs are PTX instructions, not libdevice calls.
+// tanh is a polynomial and its fma/fabs are PTX instructions, not libdevice calls; the
+// division of its rational form is div.approx.f32 (kiln-approximate-math's
+// approximate-division), not the IEEE div.rn.f32 sequence.
 
 // CHECK-LABEL: func.func @main(
 // CHECK:         call @main_kernel_0(%{{.*}}, %{{.*}}) {kiln.offsets = array<i64: -1>} : (tensor<1024xf32>, tensor<256x1024xf32>) -> tensor<256x1024xf32>
@@ -24,6 +26,8 @@
 // CHECK-SAME:      %ctaid.x
 // CHECK-SAME:      %tid.x
 // CHECK-SAME:      fma.rn.f32
+// CHECK-SAME:      div.approx.f32
+// CHECK-NOT:     div.rn.f32
 // CHECK-NOT:     __nv_
 // CHECK-NOT:     gpu.module
 

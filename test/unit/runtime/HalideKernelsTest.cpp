@@ -5,19 +5,28 @@
 
 #include <gtest/gtest.h>
 
+#include <Halide.h>
+
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "dialect/KilnDialect.h"
 #include "kiln/core/Cuda.h"
 #include "kiln/core/Error.h"
+#include "kiln/core/Ops.h"
+#include "kiln/core/Random.h"
+#include "kiln/core/Tensor.h"
 #include "kiln/core/ThreadPool.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "runtime/JitEngine.h"
 
 namespace kiln::runtime::halide {
 namespace {
@@ -57,6 +66,15 @@ class HalideKernelsTest : public ::testing::Test {
 };
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// tanh(a + b), b broadcast along rows: the elementwise kernel of the CUDA cases.
+constexpr const char* kBiasTanh = R"mlir(
+    func.func private @ew(%a: tensor<64x70xf32>, %b: tensor<70xf32>) -> tensor<64x70xf32> attributes {kiln.kernel = "fusion"} {
+      %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [64, 70] : tensor<70xf32>
+      %s = kiln.add %a, %bb : tensor<64x70xf32>
+      %t = kiln.tanh %s : tensor<64x70xf32>
+      return %t : tensor<64x70xf32>
+    })mlir";
 
 // Softmax over the rows of a [rows, cols] float32 tensor, as kiln-fuse makes it one kernel.
 std::string softmaxSource(int rows, int cols) {
@@ -325,13 +343,7 @@ TEST_F(HalideKernelsTest, OnlyAKernelOfOneResultIsWrittenOverItsOperand) {
 // HALIDE on CUDA: the same Funcs scheduled for the GPU and compiled ahead of time to PTX
 // without a device (test/gpu:HalideCudaAssembleTest assembles every e2e graph's kernels).
 TEST_F(HalideKernelsTest, CudaScheduleGivesPtxWithoutAGpu) {
-  auto kernel = parse(R"mlir(
-    func.func private @ew(%a: tensor<64x70xf32>, %b: tensor<70xf32>) -> tensor<64x70xf32> attributes {kiln.kernel = "fusion"} {
-      %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [64, 70] : tensor<70xf32>
-      %s = kiln.add %a, %bb : tensor<64x70xf32>
-      %t = kiln.tanh %s : tensor<64x70xf32>
-      return %t : tensor<64x70xf32>
-    })mlir");
+  auto kernel = parse(kBiasTanh);
   std::string why;
   auto compiled = compileForCuda(kernel, /*inPlace=*/false, why);
   ASSERT_TRUE(compiled) << why;
@@ -362,6 +374,61 @@ TEST_F(HalideKernelsTest, CudaSoftmaxIsOneBlockPerRow) {
   EXPECT_NE(compiled->ptx.find("bar.sync"), std::string::npos) << compiled->ptx;
 }
 
+// A block's threads are the largest extent of each GPU thread loop in it: for rows of 1000,
+// the output's 256 lanes, max's 32 partials and the float32 sum's 256 pairs (16 lanes x 16
+// blocks of 32) must share x. The pairs on x and y made a block of 256 x 16 = 4096
+// threads, which cuLaunchKernel refuses (CUDA_ERROR_INVALID_VALUE: softmax_log_softmax_rows
+// of CudaTraceTest under HALIDE, the first GPU run of HALIDE, 2026-11-28).
+TEST_F(HalideKernelsTest, CudaRowBlocksFitABlockAndStoreTheirOutput) {
+  for (int cols : {100, 1000, 3000}) {
+    auto kernel = parse(softmaxSource(64, cols).c_str());
+    std::string why;
+    auto compiled = cudaKernel(kernel, /*inPlace=*/false, Device(kCUDA, 0), cache, why);
+    ASSERT_TRUE(compiled) << why;
+    // Halide's host code (the lowered statement) launches each GPU loop nest with
+    // halide_cuda_run(state, entry, blocks x, y, z, threads x, y, z, ...).
+    const std::string lowered = compiled->lowered();
+    const std::regex launch(R"re(halide_cuda_run\([^,]+, "[^"]+", [^,]+, [^,]+, [^,]+, (\d+), (\d+), (\d+),)re");
+    int launches = 0;
+    for (auto it = std::sregex_iterator(lowered.begin(), lowered.end(), launch); it != std::sregex_iterator(); ++it) {
+      ++launches;
+      const int64_t x = std::stoll((*it)[1].str()), y = std::stoll((*it)[2].str()), z = std::stoll((*it)[3].str());
+      EXPECT_LE(x * y * z, 1024) << cols << " columns: a block of " << x << " x " << y << " x " << z << " threads";
+      EXPECT_EQ(x, 256) << cols << " columns";
+    }
+    EXPECT_EQ(launches, 1) << lowered;
+    // The kernel stores its output: Halide 14's simplifier dropped every statement that read
+    // the uint8 NaN count of max from the block's shared memory (one allocation of mixed
+    // types), the output's store among them, so the kernel wrote nothing (the same GPU run).
+    const std::string ptx = lowered.substr(lowered.find("// PTX"));
+    EXPECT_NE(ptx.find("st.global"), std::string::npos) << cols << " columns: " << ptx;
+  }
+}
+
+// Statistics of one row of different widths (an int32 sum beside a float max, which CUDA
+// computes 8 bytes wide) are not row-blocked: Halide 14 would size their shared memory a
+// slot short. Each is computed at the root instead, and the kernel still stores its output.
+TEST_F(HalideKernelsTest, CudaRowStatisticsOfMixedWidthsAreComputedAtTheRoot) {
+  auto kernel = parse(R"mlir(
+    func.func private @mixed(%a: tensor<8x100xi32>, %b: tensor<8x100xf32>) -> tensor<8x100xf32> attributes {kiln.kernel = "fusion"} {
+      %s = kiln.reduce sum %a, dims = [1] keep_dims : tensor<8x100xi32>
+      %m = kiln.reduce max %b, dims = [1] keep_dims : tensor<8x100xf32>
+      %sf = kiln.convert %s : tensor<8x1xi32> to f32
+      %t = kiln.add %sf, %m : tensor<8x1xf32>
+      %tb = kiln.broadcast_in_dim %t, dims = [0, 1], shape = [8, 100] : tensor<8x1xf32>
+      %y = kiln.sub %b, %tb : tensor<8x100xf32>
+      return %y : tensor<8x100xf32>
+    })mlir");
+  std::string why;
+  auto compiled = compileForCuda(kernel, false, why);
+  ASSERT_TRUE(compiled) << why;
+  EXPECT_NE(compiled->schedule.find("(statistics of mixed widths: no row blocks)"), std::string::npos)
+      << compiled->schedule;
+  EXPECT_EQ(compiled->schedule.find("cuda-row-blocks"), std::string::npos) << compiled->schedule;
+  EXPECT_NE(compiled->schedule.find("cuda-root-reduction"), std::string::npos) << compiled->schedule;
+  EXPECT_NE(compiled->ptx.find("st.global"), std::string::npos) << compiled->ptx;
+}
+
 // A full reduction: its accumulator computed at the root on one GPU thread, then the output.
 TEST_F(HalideKernelsTest, CudaRootReductionAndDeclines) {
   auto sum = parse(R"mlir(
@@ -389,14 +456,7 @@ TEST_F(HalideKernelsTest, CudaRootReductionAndDeclines) {
 // context and stream handlers set) with no device in sight, kept in the disk cache like a
 // CPU kernel; running it needs the device and says so where there is none.
 TEST_F(HalideKernelsTest, CudaKernelsLinkWithoutAGpuAndLoadFromTheDiskCache) {
-  const char* source = R"mlir(
-    func.func private @ew(%a: tensor<64x70xf32>, %b: tensor<70xf32>) -> tensor<64x70xf32> attributes {kiln.kernel = "fusion"} {
-      %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [64, 70] : tensor<70xf32>
-      %s = kiln.add %a, %bb : tensor<64x70xf32>
-      %t = kiln.tanh %s : tensor<64x70xf32>
-      return %t : tensor<64x70xf32>
-    })mlir";
-  auto kernel = parse(source);
+  auto kernel = parse(kBiasTanh);
   DiskCache fresh(std::string(::testing::TempDir()) + "/halide-cuda-kernels");
   forgetHalideKernels();
   const HalideCounts before = halideCounts();
@@ -433,6 +493,51 @@ TEST_F(HalideKernelsTest, CudaKernelsLinkWithoutAGpuAndLoadFromTheDiskCache) {
     ADD_FAILURE() << "ran without a CUDA device";
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("no CUDA device"), std::string::npos) << error.what();
+  }
+}
+
+// Halide's CUDA runtime builds its compilation cache in a static initializer (the cache's
+// first module id, 2, is set there): JitEngine::link runs it, or else every launch on a GPU
+// aborted in halide_cuda_run ("found && mod != nullptr": the loaded module had been filed
+// under id 0, an empty slot). The initializer's guard variable says whether it ran.
+TEST_F(HalideKernelsTest, TheCudaRuntimesStaticInitializersRunWhenItIsLinked) {
+  const std::string path = std::string(::testing::TempDir()) + "/halide-cuda-runtime.o";
+  Halide::compile_standalone_runtime(path, Halide::get_host_target()
+                                               .with_feature(Halide::Target::CUDA)
+                                               .with_feature(Halide::Target::CUDACapability80)
+                                               .with_feature(Halide::Target::NoRuntime));
+  std::ifstream file(path, std::ios::binary);
+  const std::string object((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(object.empty());
+  auto runtime = JitEngine::link(object, {}, "test", SourceLoc::current());
+  const auto* guard =
+      static_cast<const uint8_t*>(runtime->find("_ZGVN6Halide7Runtime8Internal4Cuda17compilation_cacheE"));
+  ASSERT_NE(guard, nullptr) << "Halide 14's CUDA runtime names its compilation cache's guard so";
+  EXPECT_NE(*guard, 0) << "the compilation cache's initializer did not run";
+}
+
+// On a device: HALIDE's CUDA kernel, compiled and then loaded from the disk cache, reads
+// and writes Kiln's device memory on Kiln's stream (tanh(a + b) against the CPU's).
+TEST_F(HalideKernelsTest, CudaKernelsRunOnTheDevice) {
+  if (!cuda::is_available()) GTEST_SKIP() << "SKIPPED: no CUDA device: " << cuda::unavailable_reason();
+  auto kernel = parse(kBiasTanh);
+  DiskCache fresh(std::string(::testing::TempDir()) + "/halide-cuda-run");
+  forgetHalideKernels();
+  manual_seed(3);
+  const Tensor a = randn({64, 70}), b = randn({70});
+  const Tensor want = a.add(b).tanh();
+  for (const char* from : {"compiled", "loaded from the disk cache"}) {
+    if (std::string(from) != "compiled") forgetHalideKernels();
+    std::string why;
+    auto compiled = cudaKernel(kernel, /*inPlace=*/false, Device(kCUDA, 0), fresh, why);
+    ASSERT_TRUE(compiled) << why;
+    const Tensor da = a.to(kCUDA), db = b.to(kCUDA), out = zeros({64, 70}, kCUDA);
+    void* operands[] = {da.rawData(), db.rawData()};
+    void* results[] = {out.rawData()};
+    compiled->run(operands, results);
+    cuda::synchronize();
+    const Tensor got = out.to(kCPU);
+    EXPECT_LE(got.sub(want).abs().max().item<float>(), 1e-6f) << from;
   }
 }
 

@@ -171,6 +171,50 @@ TEST_F(JitEngineTest, ThePerfMapNamesEachCompiledFunction) {
   EXPECT_FALSE(functions.count("kiln_rt_probe")) << "the runtime's symbols are not compiled code";
 }
 
+// An object's static initializers (.init_array: C++ globals built at run time, functions
+// marked constructor) run when it is linked, in priority order, before anything is looked
+// up, as a dynamic loader runs them: Halide's CUDA runtime builds its compilation cache so,
+// and without it every HALIDE kernel launch on a GPU aborted in halide_cuda_run (the cache
+// had filed the loaded module under id 0, which reads as an empty slot).
+TEST_F(JitEngineTest, StaticInitializersRunWhenAnObjectIsLinked) {
+  constexpr const char* kInitialized = R"mlir(
+llvm.mlir.global_ctors ctors = [@late, @early], priorities = [200 : i32, 100 : i32], data = [#llvm.zero, #llvm.zero]
+llvm.mlir.global external @state(0 : i64) : i64
+llvm.func @kiln_rt_probe(i64) -> i64
+llvm.func @early() {
+  %p = llvm.mlir.addressof @state : !llvm.ptr
+  %six = llvm.mlir.constant(6 : i64) : i64
+  %c = llvm.call @kiln_rt_probe(%six) : (i64) -> i64
+  llvm.store %c, %p : i64, !llvm.ptr
+  llvm.return
+}
+llvm.func @late() {
+  %p = llvm.mlir.addressof @state : !llvm.ptr
+  %v = llvm.load %p : !llvm.ptr -> i64
+  %c = llvm.mlir.constant(10 : i64) : i64
+  %m = llvm.mul %v, %c : i64
+  llvm.store %m, %p : i64, !llvm.ptr
+  llvm.return
+}
+llvm.func @read() -> i64 {
+  %p = llvm.mlir.addressof @state : !llvm.ptr
+  %v = llvm.load %p : !llvm.ptr -> i64
+  llvm.return %v : i64
+}
+)mlir";
+  // The initializers call into the process, so LLVM cannot run them at compile time (its
+  // global optimizer folds initializers it can evaluate into the globals' values).
+  for (unsigned level : {0u, 3u}) {
+    const std::string object = compile(kInitialized, level);
+    for (int engine = 0; engine < 2; ++engine) {  // each engine its own state, initialized once
+      auto linked = JitEngine::link(object, symbols, "test", SourceLoc::current());
+      auto read = reinterpret_cast<int64_t (*)()>(linked->lookup("read"));
+      EXPECT_EQ(read(), 70) << "O" << level << ": early (priority 100) sets 6 + 1, then late (200) multiplies by 10";
+      EXPECT_EQ(read(), 70);
+    }
+  }
+}
+
 TEST_F(JitEngineTest, AMissingFunctionIsACompileError) {
   auto engine = JitEngine::link(compile(kProgram), symbols, "trace", SourceLoc::current());
   try {
