@@ -425,8 +425,9 @@ void buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options
   kernels.addNestedPass<func::FuncOp>(std::make_unique<PrepareGpuLoops>());
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   kernels.addNestedPass<func::FuncOp>(createKilnPromoteAccumulatorsPass());
-  // The approximations' own divisions as div.approx.f32: the IEEE div.rn.f32
-  // sequence of the rational tanh was a fifth of the gelu chain's instructions.
+  // The approximations' own divisions as div.approx.f32: the rational tanh's IEEE
+  // div.rn.f32 sequence kept bench/traced's gelu chain issue-bound at 0.71-0.73 of an
+  // H200's copy bandwidth; with div.approx.f32 it ran at 0.96-0.99 (docs/BENCHMARKS.md).
   kernels.addNestedPass<func::FuncOp>(createKilnApproximateMathPass({.approximateDivision = true}));
   kernels.addNestedPass<func::FuncOp>(std::make_unique<MapGpuLoops>(options.blockSize));
   kernels.addPass(createConvertParallelLoopToGpuPass());

@@ -1010,7 +1010,8 @@ std::string scheduleChoice() {
 }
 
 // Halide's autoscheduler plugins: "halide14" beside the libHalide this process loaded
-// (Debian's /usr/lib/x86_64-linux-gnu/halide14; the GPU bundle's lib/halide14).
+// (Debian's /usr/lib/x86_64-linux-gnu/halide14; wherever a bundle puts libHalide, its
+// plugins beside it: the first GPU run's bundle had libHalide in its own lib/).
 std::string pluginDirectory() {
   Dl_info info{};
   if (::dladdr(reinterpret_cast<const void*>(&Halide::load_plugin), &info) && info.dli_fname)

@@ -180,7 +180,10 @@ bool traceCuda() {
 
 using InitializeKernels = int (*)(void*, void**, const char*, int);
 using RunKernel = int (*)(void*, void*, const char*, int, int, int, int, int, int, int, size_t*, void**, int8_t*);
-std::atomic<void*> tracedRuntime{nullptr};
+// The traced runtime and its two functions, set once under the mutex before any traced
+// object is linked (so before any wrapper runs).
+std::mutex traceMutex;
+const JitEngine* tracedRuntime = nullptr;
 InitializeKernels realInitialize = nullptr;
 RunKernel realRun = nullptr;
 
@@ -207,11 +210,15 @@ int tracedRun(void* user, void* state, const char* entry, int blocksX, int block
 // Where tracing is on and `runtime` is the first CUDA runtime traced, the object's calls
 // that load and launch device code go through the logging wrappers above.
 void traceCudaCalls(const JitEngine& runtime, RuntimeSymbols& symbols) {
-  void* expected = nullptr;
-  const void* self = &runtime;
-  if (!tracedRuntime.compare_exchange_strong(expected, const_cast<void*>(self)) && expected != self) return;
-  realInitialize = reinterpret_cast<InitializeKernels>(runtime.lookup("halide_cuda_initialize_kernels"));
-  realRun = reinterpret_cast<RunKernel>(runtime.lookup("halide_cuda_run"));
+  {
+    std::lock_guard lock(traceMutex);
+    if (!tracedRuntime) {
+      realInitialize = reinterpret_cast<InitializeKernels>(runtime.lookup("halide_cuda_initialize_kernels"));
+      realRun = reinterpret_cast<RunKernel>(runtime.lookup("halide_cuda_run"));
+      tracedRuntime = &runtime;
+    }
+    if (tracedRuntime != &runtime) return;
+  }
   for (auto& [name, address] : symbols) {
     if (name == "halide_cuda_initialize_kernels") address = reinterpret_cast<void*>(&tracedInitialize);
     if (name == "halide_cuda_run") address = reinterpret_cast<void*>(&tracedRun);
