@@ -353,6 +353,12 @@ std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
 
 namespace {
 
+// `object`'s bytes read as an object file.
+llvm::Expected<std::unique_ptr<llvm::object::ObjectFile>> objectFile(std::string_view object) {
+  return llvm::object::ObjectFile::createObjectFile(
+      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "kiln-object"));
+}
+
 // The priority of an ELF initializer section: ".init_array.N" is N, ".init_array" and
 // ".ctors" the default, 65535, as the dynamic loader and linkers order them (".ctors" runs
 // its entries last to first). Other sections: nullopt.
@@ -363,19 +369,28 @@ std::optional<unsigned> initializerPriority(llvm::StringRef section) {
   return std::nullopt;
 }
 
-// Whether `object` (one object file) has static initializers to run.
-bool hasInitializers(std::string_view object) {
-  auto file = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "kiln-object"));
+// Every exported symbol `object` (one object file) defines, where it has static
+// initializers to run (a lookup of them all makes ORC link the whole object); else nullopt.
+std::optional<std::vector<std::string>> symbolsToInitialize(std::string_view object) {
+  auto file = objectFile(object);
   if (!file) {
     llvm::consumeError(file.takeError());
-    return false;
+    return std::nullopt;
   }
+  bool initializers = false;
   for (const llvm::object::SectionRef& section : (*file)->sections())
-    if (std::optional<llvm::StringRef> name = llvm::expectedToOptional(section.getName());
-        name && initializerPriority(*name))
-      return true;
-  return false;
+    if (std::optional<llvm::StringRef> name = llvm::expectedToOptional(section.getName()))
+      initializers = initializers || initializerPriority(*name).has_value();
+  if (!initializers) return std::nullopt;
+  std::vector<std::string> names;
+  for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
+    std::optional<uint32_t> flags = llvm::expectedToOptional(symbol.getFlags());
+    std::optional<llvm::StringRef> name = llvm::expectedToOptional(symbol.getName());
+    if (flags && name && !name->empty() && (*flags & llvm::object::SymbolRef::SF_Global) &&
+        !(*flags & llvm::object::SymbolRef::SF_Undefined))
+      names.push_back(name->str());
+  }
+  return names;
 }
 
 // Collects the addresses in the initializer sections of what the engine links (the
@@ -439,26 +454,6 @@ class InitializerCollector final : public llvm::orc::ObjectLinkingLayer::Plugin 
   std::vector<std::pair<unsigned, uint64_t>> pending_;
 };
 
-// Every exported symbol `object` defines, for a lookup that makes ORC link (materialize)
-// the whole object.
-std::vector<std::string> definedSymbols(std::string_view object) {
-  std::vector<std::string> names;
-  auto file = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "kiln-object"));
-  if (!file) {
-    llvm::consumeError(file.takeError());
-    return names;
-  }
-  for (const llvm::object::SymbolRef& symbol : (*file)->symbols()) {
-    std::optional<uint32_t> flags = llvm::expectedToOptional(symbol.getFlags());
-    std::optional<llvm::StringRef> name = llvm::expectedToOptional(symbol.getName());
-    if (flags && name && !name->empty() && (*flags & llvm::object::SymbolRef::SF_Global) &&
-        !(*flags & llvm::object::SymbolRef::SF_Undefined))
-      names.push_back(name->str());
-  }
-  return names;
-}
-
 }  // namespace
 
 std::unique_ptr<JitEngine> JitEngine::link(std::string_view object, const RuntimeSymbols& symbols,
@@ -488,11 +483,15 @@ std::unique_ptr<JitEngine> JitEngine::link(std::string_view object, const Runtim
   // Objects with static initializers (Halide's runtime: C++ globals built at run time) have
   // them run here, once, before anything is looked up, as a dynamic loader would; Kiln's
   // own compiled code has none, and links lazily as before.
-  std::vector<std::string_view> initialized;
+  std::vector<std::string> toLink;
+  bool initialized = false;
   for (std::string_view part : *objects)
-    if (hasInitializers(part)) initialized.push_back(part);
+    if (std::optional<std::vector<std::string>> names = symbolsToInitialize(part)) {
+      initialized = true;
+      toLink.insert(toLink.end(), names->begin(), names->end());
+    }
   std::shared_ptr<InitializerCollector> initializers;
-  if (!initialized.empty()) {
+  if (initialized) {
     initializers = std::make_shared<InitializerCollector>();
     auto* layer = llvm::dyn_cast<llvm::orc::ObjectLinkingLayer>(&(*jit)->getObjLinkingLayer());
     if (!layer) throw CompileError::make(loc, op, "cannot run the object's static initializers: ORC does not link with JITLink");
@@ -507,9 +506,8 @@ std::unique_ptr<JitEngine> JitEngine::link(std::string_view object, const Runtim
   }
   if (initializers) {
     llvm::orc::SymbolLookupSet everything;
-    for (std::string_view part : initialized)
-      for (const std::string& name : definedSymbols(part))
-        everything.add((*jit)->mangleAndIntern(name), llvm::orc::SymbolLookupFlags::WeaklyReferencedSymbol);
+    for (const std::string& name : toLink)
+      everything.add((*jit)->mangleAndIntern(name), llvm::orc::SymbolLookupFlags::WeaklyReferencedSymbol);
     auto linked = (*jit)->getExecutionSession().lookup(llvm::orc::makeJITDylibSearchOrder(&dylib), std::move(everything));
     if (!linked) throw CompileError::make(loc, op, "cannot link the compiled object: ", message(linked.takeError()));
     for (uint64_t address : initializers->take())
@@ -523,8 +521,7 @@ std::unique_ptr<JitEngine> JitEngine::link(std::string_view object, const Runtim
 
 std::vector<std::string> JitEngine::undefinedSymbols(std::string_view object, std::string_view op,
                                                     const SourceLoc& loc) {
-  auto file = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "kiln-object"));
+  auto file = objectFile(object);
   if (!file)
     throw CompileError::make(loc, op, "not an object file: ", message(file.takeError()));
   std::vector<std::string> names;
@@ -546,8 +543,7 @@ bool JitEngine::perfMapEnabled() {
 // an O_APPEND descriptor, so engines linking at once in several threads never interleave
 // within a line. A diagnostic: failures are ignored.
 void JitEngine::appendToPerfMap(std::string_view object) const {
-  auto file = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "kiln-object"));
+  auto file = objectFile(object);
   if (!file) {
     llvm::consumeError(file.takeError());
     return;
