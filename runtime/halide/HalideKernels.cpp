@@ -166,6 +166,27 @@ Expr vtanh(const Expr& x) {
   return Halide::select(Halide::is_nan(x), x, value);
 }
 
+// `approximation` (an Expr of a Func's values, so holding no division of the user's) with its
+// float32 divisions as PTX's div.approx.f32, as kiln-gpu-pipeline has MLIR's approximations
+// divide (kiln-approximate-math's approximate-division): for the CUDA schedule. The IEEE
+// division is div.rn.f32, a long instruction sequence; with tanh's p / q an IEEE division,
+// the traced gelu chain under HALIDE ran at 0.40-0.43 of an H200's copy bandwidth.
+// div.approx.f32 is within 2 ulp of the quotient for divisors in [2^-126, 2^126] (PTX ISA),
+// where these stay: tanh's q in [0.0049, 0.95] (its coefficients are positive) and Halide 14's
+// erf's P(x)^16 in [1, 2.8e24] (P(x) >= 1 on its argument, clamped to 8). Through LLVM's NVVM
+// intrinsic: Halide 14's fast_inverse is rcp.rn.ftz.f32 on PTX, a correctly rounded reciprocal.
+Expr withApproximateDivisions(const Expr& approximation) {
+  struct Approximate : Halide::Internal::IRMutator {
+    using IRMutator::visit;
+    Expr visit(const Halide::Internal::Div* op) override {
+      if (op->type != Halide::Float(32)) return IRMutator::visit(op);
+      return Halide::Internal::Call::make(Halide::Float(32), "llvm.nvvm.div.approx.f", {mutate(op->a), mutate(op->b)},
+                                          Halide::Internal::Call::PureExtern);
+    }
+  };
+  return Approximate().mutate(approximation);
+}
+
 // ---- the kernel as Funcs ------------------------------------------------------------------
 
 // Vars for kiln dims 0, 1, ... (row-major); Halide's first dimension is the innermost, so a
@@ -209,8 +230,12 @@ Expr extremum(const Expr& a, const Expr& b, bool max) {
   return Halide::select(Halide::is_nan(a), a, Halide::select(Halide::is_nan(b), b, best));
 }
 
-Expr unary(mlir::Operation* op, Expr x) {
+// `approximateDivision`: the approximations' own divisions (tanh's, gelu's erf's) are
+// approximate (withApproximateDivisions). Sigmoid's and rsqrt's are their formulas', IEEE as
+// MLIR keeps them.
+Expr unary(mlir::Operation* op, Expr x, bool approximateDivision) {
   const bool f = isFloat(x.type());
+  auto approximation = [&](const Expr& e) { return approximateDivision ? withApproximateDivisions(e) : e; };
   auto floats = [&](auto formula) -> Expr {
     if (!f) throw Declined{op->getName().getStringRef().str() + " on integers"};
     return formula();
@@ -231,7 +256,7 @@ Expr unary(mlir::Operation* op, Expr x) {
   if (llvm::isa<mk::SqrtOp>(op)) return floats([&] { return Halide::sqrt(x); });
   if (llvm::isa<mk::RsqrtOp>(op))
     return floats([&] { return constant(x.type(), 1) / Halide::sqrt(x); });
-  if (llvm::isa<mk::TanhOp>(op)) return floats([&] { return vtanh(x); });
+  if (llvm::isa<mk::TanhOp>(op)) return floats([&] { return approximation(vtanh(x)); });
   if (llvm::isa<mk::SinOp>(op)) return floats([&] { return Halide::sin(x); });
   if (llvm::isa<mk::CosOp>(op)) return floats([&] { return Halide::cos(x); });
   if (llvm::isa<mk::FloorOp>(op)) return floats([&] { return Halide::floor(x); });
@@ -243,7 +268,7 @@ Expr unary(mlir::Operation* op, Expr x) {
     if (x.type() != Halide::Float(32)) throw Declined{"kiln.gelu on other than f32 math"};
     return (constant(x.type(), 0.5) * x) *
            (constant(x.type(), 1) +
-            Halide::erf(Halide::clamp(x * constant(x.type(), std::numbers::sqrt2 / 2), -8.0f, 8.0f)));
+            approximation(Halide::erf(Halide::clamp(x * constant(x.type(), std::numbers::sqrt2 / 2), -8.0f, 8.0f))));
   }
   throw Declined{"op " + op->getName().getStringRef().str()};
 }
@@ -463,7 +488,7 @@ class Translator {
       Expr e;
       if (auto s = llvm::dyn_cast<mk::SelectOp>(op)) e = Halide::select(x[0], x[1], x[2]);
       else if (auto c = llvm::dyn_cast<mk::CompareOp>(op)) e = compare(c, x[0], x[1]);
-      else if (x.size() == 1) e = unary(op, x[0]);
+      else if (x.size() == 1) e = unary(op, x[0], /*approximateDivision=*/mode_ == Schedule::Cuda);
       else if (x.size() == 2) e = binary(op, x[0], x[1]);
       else throw Declined{"op " + op->getName().getStringRef().str()};
       define(f, rank, convert(e, result));

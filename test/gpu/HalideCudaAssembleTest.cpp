@@ -9,7 +9,8 @@
 // ptxas for sm_80 and sm_90 with no errors. Prints how many kernels were taken and why the
 // others were declined. CudaTraceTest runs them on a GPU (the HALIDE bundle, docs/GPU.md).
 // KILN_TEST_TRACE=1 prints each kernel before Halide compiles it (LLVM's NVPTX backend
-// aborts the process on what it cannot select, as it did on bf16).
+// aborts the process on what it cannot select, as it did on bf16). Single kernels' PTX shows
+// which divisions are approximate (div.approx.f32) and which stay IEEE.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -139,6 +140,59 @@ TEST(HalideCudaAssemble, EveryE2eGraphsKernelsForSm80AndSm90) {
   for (const auto& [schedule, count] : schedules) std::printf("  schedule \"%s\": %d distinct\n", schedule.c_str(), count);
   for (const auto& [why, count] : census.declined)
     std::printf("  declined %d: %s; the first, in %s\n", count, why.c_str(), census.example[why].c_str());
+}
+
+// The PTX of one kernel, in kiln's text, through HALIDE's generator scheduled for CUDA.
+std::string cudaPtxOf(const char* source) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  if (!module) return "(the kernel did not parse)";
+  std::string why;
+  std::optional<HalideCudaKernel> k =
+      runtime::halide::compileForCuda(*module->getOps<mlir::func::FuncOp>().begin(), /*inPlace=*/false, why);
+  return k ? k->ptx : "(declined: " + why + ")";
+}
+
+// The approximations' own divisions are PTX's div.approx.f32 on CUDA, as kiln-gpu-pipeline
+// has MLIR's (kiln-approximate-math's approximate-division): tanh's, which gelu's tanh form
+// computes (the traced gelu chain of bench/CudaStep.cpp, bias + scale + tanh GELU + scale, ran
+// under HALIDE on an H200 at 0.40-0.43 of the copy's bandwidth with tanh's division IEEE,
+// div.rn.f32, a long instruction sequence), and gelu's erf form's (Halide 14's erf divides by
+// P(x)^16).
+TEST(HalideCudaAssemble, ApproximationsOwnDivisionsAreApproximate) {
+  const std::string tanhPtx = cudaPtxOf(R"mlir(
+    func.func private @bias_tanh(%x: tensor<8x1024xf32>, %b: tensor<1024xf32>) -> tensor<8x1024xf32>
+        attributes {kiln.kernel = "fusion"} {
+      %bb = kiln.broadcast_in_dim %b, dims = [1], shape = [8, 1024] : tensor<1024xf32>
+      %s = kiln.add %x, %bb : tensor<8x1024xf32>
+      %t = kiln.tanh %s : tensor<8x1024xf32>
+      return %t : tensor<8x1024xf32>
+    })mlir");
+  const std::string erfPtx = cudaPtxOf(R"mlir(
+    func.func private @gelu_erf(%x: tensor<1024xf32>) -> tensor<1024xf32> attributes {kiln.kernel = "fusion"} {
+      %g = kiln.gelu %x : tensor<1024xf32>
+      return %g : tensor<1024xf32>
+    })mlir");
+  // IEEE divisions are div.rn.f32, and rcp.rn.f32 where the dividend is 1 (erf's).
+  for (const std::string* ptx : {&tanhPtx, &erfPtx}) {
+    EXPECT_EQ(ptx->find("div.rn.f32"), std::string::npos) << *ptx;
+    EXPECT_EQ(ptx->find("rcp.rn.f32"), std::string::npos) << *ptx;
+    EXPECT_NE(ptx->find("div.approx.f32"), std::string::npos) << *ptx;
+  }
+}
+
+// A user's division stays IEEE beside tanh's approximate one.
+TEST(HalideCudaAssemble, UsersDivisionStaysIeee) {
+  const std::string ptx = cudaPtxOf(R"mlir(
+    func.func private @tanh_over(%a: tensor<1024xf32>, %b: tensor<1024xf32>) -> tensor<1024xf32>
+        attributes {kiln.kernel = "fusion"} {
+      %t = kiln.tanh %a : tensor<1024xf32>
+      %q = kiln.div %t, %b : tensor<1024xf32>
+      return %q : tensor<1024xf32>
+    })mlir");
+  EXPECT_NE(ptx.find("div.rn.f32"), std::string::npos) << ptx;
+  EXPECT_NE(ptx.find("div.approx.f32"), std::string::npos) << ptx;
 }
 
 }  // namespace
