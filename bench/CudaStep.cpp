@@ -6,8 +6,9 @@
 // the traced steps, also the first two calls (recording, then compiling: the cold compile,
 // with KILN_CACHE_DIR as the caller set it).
 // Then the bandwidth rows: Kiln's eager copy (clone) of 16M and 64M floats, and
-// bench/traced's gelu chain (bias + scale + tanh GELU + scale on [rows, 1024]) traced under
-// each GPU backend, as GB/s of bytes read and written (each the median of 5 rounds of 20
+// bench/traced's gelu chain (bias + scale + tanh GELU + scale on [rows, 1024]), softmax and
+// layer_norm over the rows, eager and traced under each GPU backend, as GB/s of bytes read
+// and written (each the median of 5 rounds of 20
 // calls between synchronizes); torch_mlp_step.py measures the card's copy (torch's copy_)
 // in the same run. Last, MobileNetV2's training step (bench/Cnn.h's: 10 classes, 32x32,
 // batch 64, SGD with momentum) eager and traced under MLIR, median of --cnn-steps.
@@ -98,8 +99,9 @@ double queuedMs(const std::function<void()>& fn) {
   return rounds[2];
 }
 
-// Kiln's eager copy and the gelu chain traced under each GPU backend, in GB/s of the bytes
-// each call reads and writes (2 x 4 bytes an element; the [1024] bias is left out).
+// Kiln's eager copy, and the gelu chain, softmax over rows and layer_norm over rows (of
+// 1024) eager and traced under each GPU backend, in GB/s of the bytes each call reads and
+// writes (2 x 4 bytes an element; the [1024] vectors are left out).
 void bandwidthRows(int& failures) {
   for (int64_t rows : {16384, 65536}) {
     const int64_t n = rows * 1024;
@@ -113,22 +115,30 @@ void bandwidthRows(int& failures) {
       std::printf("kiln eager copy %s: FAILED: %s\n", size.c_str(), e.what());
       ++failures;
     }
-    auto chain = [](Tensor in, Tensor b) { return mul(gelu(mul(add(in, b), 0.5), "tanh"), 2.0); };
+    // Each row's function of x and the [1024] vector b (the chain's bias; layer_norm's
+    // weight and bias).
+    const std::vector<std::pair<std::string, std::function<Tensor(Tensor, Tensor)>>> rowsOf = {
+        {"gelu chain", [](Tensor in, Tensor b) { return mul(gelu(mul(add(in, b), 0.5), "tanh"), 2.0); }},
+        {"softmax rows", [](Tensor in, Tensor) { return softmax(in, 1); }},
+        {"layer_norm rows", [](Tensor in, Tensor b) { return layer_norm(in, {1024}, b, b); }},
+    };
     std::vector<std::string> backends = gpuBackends();
     backends.insert(backends.begin(), "eager");
-    for (const std::string& name : backends) {
-      const char* backend = name.c_str();
-      try {
-        std::function<Tensor(Tensor, Tensor)> fn = chain;
-        if (name != "eager") fn = jit::trace(chain, {.compile = {.backend = name}});
-        const double ms = queuedMs([&] { (void)fn(x, bias); });
-        std::printf("kiln gelu chain %s (%s): %.1f GB/s (%.3f ms)\n", size.c_str(), backend, gb / ms * 1e3, ms);
-      } catch (const std::exception& e) {
-        std::printf("kiln gelu chain %s (%s): FAILED: %s\n", size.c_str(), backend, e.what());
-        ++failures;
+    for (const auto& [what, function] : rowsOf)
+      for (const std::string& name : backends) {
+        const char* backend = name.c_str();
+        try {
+          std::function<Tensor(Tensor, Tensor)> fn = function;
+          if (name != "eager") fn = jit::trace(function, {.compile = {.backend = name}});
+          const double ms = queuedMs([&] { (void)fn(x, bias); });
+          std::printf("kiln %s %s (%s): %.1f GB/s (%.3f ms)\n", what.c_str(), size.c_str(), backend,
+                      gb / ms * 1e3, ms);
+        } catch (const std::exception& e) {
+          std::printf("kiln %s %s (%s): FAILED: %s\n", what.c_str(), size.c_str(), backend, e.what());
+          ++failures;
+        }
+        std::fflush(stdout);
       }
-      std::fflush(stdout);
-    }
   }
 }
 

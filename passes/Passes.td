@@ -467,4 +467,101 @@ def KilnParallelizePass : Pass<"kiln-parallelize", "ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// GPU code generation
+//===----------------------------------------------------------------------===//
+
+def KilnGpuBlockReductionsPass
+    : Pass<"kiln-gpu-block-reductions", "func::FuncOp"> {
+  let summary = "reduce each output element of a linalg reduction with one thread block";
+  let description = [{
+    kiln-gpu-pipeline otherwise gives a reduction one thread per output element,
+    looping over the reduced elements alone: a row sum of [64, 1024] ran on 64
+    threads, each reading its row with a stride of 4 KiB between neighbouring
+    threads, and a full reduction on one thread. This pass rewrites a
+    `linalg.generic` on buffers whose every result is folded by one combiner
+    (`arith.addf`, `mulf`, `maximumf`, `minimumf`, `maxnumf`, `minnumf`,
+    `addi`, `muli`, `maxsi`, `minsi`, `maxui`, `minui`, `andi`, `ori`,
+    `xori`) of f32, f64, i32 or i64 into one block per output element (the
+    parallel dims, linearized, on blocks x) and `threads` threads per block
+    (the reduced elements, linearized, at most `block-size`, at least a warp
+    and no more than their count rounded up to a power of two): each thread
+    folds the elements k = thread, thread + threads, ... from the combiner's
+    identity, then `gpu.all_reduce` (warp shuffles, then shared memory across
+    warps, when convert-gpu-to-nvvm lowers it) combines the threads, and thread
+    0 combines the total with the output's value (or stores it, when the body
+    starts each output from a constant at reduced index 0: the f32 sums'
+    `select(k == 0, 0, out)`). Consecutive threads read consecutive reduced
+    elements: a row reduction's loads coalesce.
+
+    Applied where the reduced dim is the innermost of an input (a row: one
+    thread per row would read rows apart) or where the outputs are fewer than
+    `few-outputs` (a column reduction of many columns keeps one thread per
+    column, whose loads coalesce across columns), with at least 32 reduced
+    elements and static sizes; everything else is left to the one thread per
+    output of kiln-gpu-map-loops. The combiner's reassociation changes
+    rounding as any parallel reduction does (f32 sums are already summed in
+    f64 by kiln-convert-to-linalg).
+
+    ```mlir
+    scf.parallel (%row) = (%c0) to (%c64) step (%c1) {
+      scf.parallel (%t) = (%c0) to (%c256) step (%c1) {
+        %part = scf.for %k = %t to %c1024 step %c256 iter_args(%acc = %ninf) -> (f32) {...}
+        %total = gpu.all_reduce maximumf %part uniform {} : (f32) -> f32
+        scf.if %first_thread { memref.store ... }
+      } {mapping = [#gpu.loop_dim_map<processor = thread_x, ...>]}
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "most threads a block reduces one output element with">,
+    Option<"fewOutputs", "few-outputs", "int64_t", /*default=*/"1024",
+           "below this many outputs, a reduction whose reduced dim is not innermost is block-reduced too">,
+  ];
+}
+
+def KilnGpuRowKernelsPass : Pass<"kiln-gpu-row-kernels", "func::FuncOp"> {
+  let summary = "run a row fusion kernel as one launch, a thread block per row";
+  let description = [{
+    A kernel function with `kiln.row_dims` (kiln-fuse's row group: softmax,
+    log_softmax, layer_norm, a reduction with what reads its result) is
+    otherwise one launch per linalg op, each reading and writing whole
+    tensors: softmax over rows was six launches, four full passes over the
+    rows. Where every op of the kernel (on buffers) is a `linalg.generic`
+    with static sizes whose outputs' leading `kiln.row_dims` indices are the
+    same loop dims (the rows), and every buffer some op writes is read and
+    written by every op at its own row only, the ops become one
+    `scf.parallel` over the rows mapped to blocks x, with one thread loop
+    inside mapped to threads x: the ops in order, a `gpu.barrier` between
+    two (what one thread wrote in the row, another reads next). An op whose
+    row has one output element and at least 32 reduced elements that it
+    folds (kiln-gpu-block-reductions' folds) is reduced by the block
+    (`gpu.all_reduce`); any other splits its row's kept elements among the
+    threads, each looping over the reduced ones. The threads: the largest
+    such count of the ops, rounded up to a power of two, at least a warp, at
+    most `block-size`. Scratch stays where planning put it (allocated before
+    the launch, freed after), but a row's scratch is written and read again
+    by the same block while it is in the SM's cache.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "most threads a row's block has">,
+  ];
+}
+
 #endif // KILN_PASSES_TD

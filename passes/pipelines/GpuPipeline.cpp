@@ -253,10 +253,11 @@ struct MapGpuLoops : PassWrapper<MapGpuLoops, OperationPass<func::FuncOp>> {
     return success();
   }
 
+  // The outermost loops not mapped yet (kiln-gpu-block-reductions maps its own).
   SmallVector<scf::ParallelOp> outermost() {
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp op) {
-      if (!op->getParentOfType<scf::ParallelOp>())
+      if (!op->getParentOfType<scf::ParallelOp>() && !op->hasAttr(gpu::getMappingAttrName()))
         loops.push_back(op);
     });
     return loops;
@@ -422,6 +423,9 @@ void buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options
   pm.addPass(std::make_unique<SplitGpuKernels>());
   OpPassManager &kernels = pm.nest<ModuleOp>();
   buildKernelBufferizationPipeline(kernels, {.tileRows = false, .collapseDims = false, .fuseThroughBroadcasts = true});
+  kernels.addNestedPass<func::FuncOp>(createKilnGpuRowKernelsPass({.blockSize = options.blockSize}));
+  kernels.addNestedPass<func::FuncOp>(
+      createKilnGpuBlockReductionsPass({.blockSize = options.blockSize}));
   kernels.addNestedPass<func::FuncOp>(std::make_unique<PrepareGpuLoops>());
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   kernels.addNestedPass<func::FuncOp>(createKilnPromoteAccumulatorsPass());

@@ -16,8 +16,8 @@ Prints one line per result:
     torch compile mlp step: 0.201 ms (median of 200, batch 64, NVIDIA H100 80GB HBM3)
 
 Then, unless --no-extra: the card's copy bandwidth (torch's copy_ of 16M and 64M floats, GB/s of
-bytes read and written) and bench/traced's gelu chain on [rows, 1024] eager and
-torch.compile'd, timed as bench/cuda_step times Kiln's (median of 5 rounds of 20 calls between
+bytes read and written), bench/traced's gelu chain on [rows, 1024] eager and
+torch.compile'd, and softmax and layer_norm over those rows eager, timed as bench/cuda_step times Kiln's (median of 5 rounds of 20 calls between
 synchronizes); and torchvision's mobilenet_v2 (10 classes) training step on 32x32 inputs,
 batch 64, SGD with momentum, eager, median of 20.
 
@@ -100,6 +100,10 @@ def bandwidth_rows(device, no_compile):
             ms = queued_ms(lambda: compiled_chain(x, bias))
             print(f"torch gelu chain {n >> 20}M (compile): {gb / ms * 1e3:.1f} GB/s ({ms:.3f} ms)",
                   flush=True)
+        for name, fn in (("softmax rows", lambda: F.softmax(x, 1)),
+                         ("layer_norm rows", lambda: F.layer_norm(x, (1024,), bias, bias))):
+            ms = queued_ms(fn)
+            print(f"torch {name} {n >> 20}M (eager): {gb / ms * 1e3:.1f} GB/s ({ms:.3f} ms)", flush=True)
 
 
 def mobilenet_row(device, seed):

@@ -1,36 +1,61 @@
 // RUN: kiln-opt %s --kiln-gpu-pipeline | FileCheck %s
+// RUN: kiln-opt %s --kiln-gpu-pipeline | FileCheck %s --check-prefix=PTX
+// RUN: kiln-opt %s --kiln-gpu-pipeline --mlir-print-ir-after=convert-parallel-loops-to-gpu 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=LAUNCH
 
-// kiln-gpu-pipeline on softmax over rows of 1024: kiln-fuse makes one row fusion, but
-// the GPU path does not tile rows yet (kiln-tile-rows' per-tile scratch would be
-// allocated inside the device kernel), so each of the kernel's linalg ops is a launch
-// of its own, in order on the stream: the row max and the row sum one thread per row
-// (64 threads, each looping over its row; the sum in f64 over the float32 pairs, as
-// on the CPU: 16 lanes, one buffer each, then one launch combining them), the exp and
-// the division one thread per element. The row maxima, the exps, the lanes and the f64
-// sums are scratch the host-side kernel function allocates (memref.alloc, to become the
-// device arena in the host slice) and frees.
+// kiln-gpu-pipeline on softmax over rows of 1024: kiln-fuse makes one row fusion, and
+// kiln-gpu-row-kernels runs it as one launch, a block of 256 threads per row doing the
+// kernel's ops in order with a barrier between two: the max's fill, the row max (each
+// thread folds every 256th element, gpu.all_reduce combines them: warp shuffles, then
+// shared memory), the exps, the row sum in f64 over the float32 pairs as on the CPU (16
+// lanes, each reduced by the block), the lanes combined (thread 0), the division. The
+// row maxima, the exps and the lanes are scratch the host-side kernel function allocates
+// (memref.alloc, to become the device arena in the host slice) before the launch and
+// frees after it; a row's are written and read again by its own block.
 
 // CHECK:       module @kiln_kernels attributes {gpu.container_module}
 // CHECK:         func.func @main_kernel_0(%[[X:.*]]: memref<64x1024xf32>, %[[OUT:.*]]: memref<64x1024xf32>) attributes {kiln.kernel = "fusion", kiln.row_dims = 1 : i64
 // CHECK:           %[[MAX:.*]] = memref.alloc() {{.*}} : memref<64x1xf32>
-// CHECK:           gpu.launch_func @main_kernel_0_kernel::@main_kernel_0_kernel blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%[[MAX]] : memref<64x1xf32>)
-// CHECK:           gpu.launch_func @main_kernel_0_kernel_0::@main_kernel_0_kernel blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%[[MAX]] : memref<64x1xf32>, %[[X]] : memref<64x1024xf32>)
 // CHECK:           %[[EXP:.*]] = memref.alloc() {{.*}} : memref<64x1024xf32>
-// CHECK:           gpu.launch_func @main_kernel_0_kernel_1::@main_kernel_0_kernel blocks in (%c256, %c1, %c1) threads in (%c256, %c1, %c1) args(%[[X]] : memref<64x1024xf32>, %[[MAX]] : memref<64x1xf32>, %[[EXP]] : memref<64x1024xf32>)
-// CHECK:           %[[LANE0:.*]] = memref.alloc() {{.*}} : memref<64x1xf64>
-// CHECK-COUNT-15:  memref.alloc() {{.*}} : memref<64x1xf64>
-// CHECK-NEXT:      gpu.launch_func @main_kernel_0_kernel_2::@main_kernel_0_kernel blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%[[LANE0]] : memref<64x1xf64>, {{.*}}, %[[EXP]] : memref<64x1024xf32>)
-// CHECK:           %[[SUM:.*]] = memref.alloc() {{.*}} : memref<64x1xf64>
-// CHECK:           gpu.launch_func @main_kernel_0_kernel_3::@main_kernel_0_kernel blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1) args(%[[LANE0]] : memref<64x1xf64>, {{.*}}, %[[SUM]] : memref<64x1xf64>)
-// CHECK:           gpu.launch_func @main_kernel_0_kernel_4::@main_kernel_0_kernel blocks in (%c256, %c1, %c1) threads in (%c256, %c1, %c1) args(%[[EXP]] : memref<64x1024xf32>, %[[SUM]] : memref<64x1xf64>, %[[OUT]] : memref<64x1024xf32>)
+// CHECK-COUNT-17:  memref.alloc() {{.*}} : memref<64x1xf64>
+// CHECK-NEXT:      gpu.launch_func @main_kernel_0_kernel::@main_kernel_0_kernel blocks in (%c64, %c1, %c1) threads in (%c256, %c1, %c1) args(%[[MAX]] : memref<64x1xf32>, %[[X]] : memref<64x1024xf32>, %[[EXP]] : memref<64x1024xf32>, {{.*}}, %[[OUT]] : memref<64x1024xf32>)
+// CHECK-NOT:       gpu.launch_func
 // CHECK:           memref.dealloc %[[MAX]]
 // CHECK:           memref.dealloc %[[EXP]]
-// CHECK:           memref.dealloc %[[LANE0]]
-// CHECK:           memref.dealloc %[[SUM]]
+// CHECK-COUNT-17:  memref.dealloc
 // CHECK-NEXT:      return
-// CHECK-COUNT-6: gpu.binary @main_kernel_0_kernel{{.*}}chip = "sm_90"{{.*}}.target sm_90{{.*}}.entry main_kernel_0_kernel(
+// CHECK:         gpu.binary @main_kernel_0_kernel{{.*}}chip = "sm_90"{{.*}}.target sm_90{{.*}}.entry main_kernel_0_kernel(
 // CHECK-NOT:     gpu.binary
 // CHECK-NOT:     __nv_
+
+// In the PTX, the block's partials are combined by butterfly shuffles within each warp,
+// then across warps through shared memory after a barrier.
+// PTX:           gpu.binary @main_kernel_0_kernel
+// PTX-SAME:        .maxntid 256, 1, 1
+// PTX-SAME:        max.NaN.f32
+// PTX-SAME:        shfl.sync.bfly.b32
+// PTX-SAME:        bar.sync
+
+// LAUNCH:      gpu.launch blocks
+// LAUNCH:        scf.for
+// LAUNCH:          memref.store %{{.*}} : memref<64x1xf32>
+// LAUNCH:        gpu.barrier
+// LAUNCH:        gpu.all_reduce maximumf
+// LAUNCH:        scf.if
+// LAUNCH:          arith.maximumf
+// LAUNCH:          memref.store %{{.*}} : memref<64x1xf32>
+// LAUNCH:        gpu.barrier
+// LAUNCH:        scf.for
+// LAUNCH:          memref.store %{{.*}} : memref<64x1024xf32>
+// LAUNCH:        gpu.barrier
+// LAUNCH-COUNT-16: gpu.all_reduce add %{{.*}} uniform
+// LAUNCH:        gpu.barrier
+// LAUNCH:          memref.store %{{.*}} : memref<64x1xf64>
+// LAUNCH:        gpu.barrier
+// LAUNCH:          memref.store %{{.*}} : memref<64x1024xf32>
+// LAUNCH-NEXT:   }
+// LAUNCH-NEXT:   gpu.terminator
+// LAUNCH-NOT:  gpu.launch blocks
 
 func.func @main(%x: tensor<64x1024xf32> {kiln.input = 0 : i64}) -> (tensor<64x1024xf32> {kiln.output = 0 : i64}) {
   %m = kiln.reduce max %x, dims = [1] keep_dims : tensor<64x1024xf32>
