@@ -159,9 +159,59 @@ struct FuseIntoEveryUse : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+// With `recompute`, in a row kernel: each all-parallel producer (a permutation written,
+// its output and indices unread) that several generics read gets a copy for each
+// generic after the first, so each can fuse one (kiln-gpu-row-kernels' blocks then read
+// no full-size scratch of it: softmax's exps were written to one and read back twice).
+// Returns whether it copied one. A copy is made only of a producer whose operands are
+// not results of producers copied this round, so a chain is copied once, not once per
+// path through it.
+bool copyProducers(func::FuncOp func) {
+  if (!func->hasAttr("kiln.row_dims"))
+    return false;
+  SmallVector<linalg::GenericOp> producers;
+  func.walk([&](linalg::GenericOp op) {
+    if (op->getNumResults() == 1 && op.getNumParallelLoops() == op.getNumLoops() &&
+        !op.hasIndexSemantics() && op.getIndexingMapsArray().back().isPermutation() &&
+        !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+      producers.push_back(op);
+  });
+  DenseSet<Operation *> copied;
+  OpBuilder b(func.getContext());
+  for (linalg::GenericOp producer : producers) {
+    SmallVector<Operation *> consumers;
+    for (Operation *user : producer->getResult(0).getUsers())
+      if (isa<linalg::GenericOp>(user) && !llvm::is_contained(consumers, user))
+        consumers.push_back(user);
+    if (consumers.size() < 2 || llvm::any_of(producer->getOperands(), [&](Value v) {
+          return copied.contains(v.getDefiningOp());
+        }))
+      continue;
+    copied.insert(producer);
+    b.setInsertionPointAfter(producer);
+    for (Operation *consumer : llvm::drop_begin(consumers)) {
+      Operation *copy = b.clone(*producer);
+      consumer->replaceUsesOfWith(producer->getResult(0), copy->getResult(0));
+    }
+  }
+  return !copied.empty();
+}
+
 struct KilnFuseGenericsPass : impl::KilnFuseGenericsPassBase<KilnFuseGenericsPass> {
   using KilnFuseGenericsPassBase::KilnFuseGenericsPassBase;
   void runOnOperation() override {
+    // Each round fuses what the last copied; what a fusion builds may be read by several.
+    for (int round = 0; round < 4; ++round) {
+      if (failed(fuse()))
+        return signalPassFailure();
+      if (!recompute || !copyProducers(getOperation()))
+        return;
+    }
+    if (failed(fuse()))
+      signalPassFailure();
+  }
+
+  LogicalResult fuse() {
     MLIRContext *context = &getContext();
     linalg::ControlFusionFn control = [broadcasts = bool(broadcasts)](OpOperand *use) {
       return mayFuseSoleUse(use, broadcasts);
@@ -179,9 +229,8 @@ struct KilnFuseGenericsPass : impl::KilnFuseGenericsPassBase<KilnFuseGenericsPas
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, context);
     context->getLoadedDialect<linalg::LinalgDialect>()->getCanonicalizationPatterns(patterns);
     linalg::populateConstantFoldLinalgOperations(patterns, control);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     GreedyRewriteConfig().setUseTopDownTraversal())))
-      signalPassFailure();
+    return applyPatternsGreedily(getOperation(), std::move(patterns),
+                                 GreedyRewriteConfig().setUseTopDownTraversal());
   }
 };
 

@@ -120,6 +120,9 @@ struct KernelBufferizationOptions {
   // kiln-fuse-generics{broadcasts}: producers fused into generics that read them through
   // a broadcast too (the GPU's choice: each producer kept apart is one more launch).
   bool fuseThroughBroadcasts = false;
+  // kiln-fuse-generics{recompute}: in a row kernel, a producer several generics read is
+  // computed in each (the GPU's choice: no full-size scratch between a row's ops).
+  bool recomputeInRowKernels = false;
 };
 void buildKernelBufferizationPipeline(OpPassManager &pm,
                                       const KernelBufferizationOptions &options = {});

@@ -223,12 +223,25 @@ def KilnFuseGenericsPass : Pass<"kiln-fuse-generics", "func::FuncOp"> {
     sum reads its input through 32 operands, one per element of a block of
     pairs, so BatchNorm's (x - mean)^2 is computed in the variance's loop
     instead of stored to a scratch buffer and read back.
+
+    With `recompute` (kiln-gpu-pipeline's), in a function with
+    `kiln.row_dims`: an all-parallel producer (written through a permutation,
+    reading neither its output nor its indices) that several generics read
+    gets a copy for each after the first, and fusion runs again, up to four
+    rounds; a producer reading a value copied in the same round waits for the
+    next, so a chain is copied once rather than once per path. Softmax's
+    exp(x - max), read by the row sum and by the division, is then computed in
+    each instead of written to a full-size scratch and read back twice.
   }];
   let options = [
     Option<"broadcasts", "broadcasts", "bool", /*default=*/"false",
            "fuse into generics that read the producer through a broadcast as "
            "well (upstream's rule; the GPU pipeline's, where each kernel kept "
            "apart is one more launch)">,
+    Option<"recompute", "recompute", "bool", /*default=*/"false",
+           "in a function with kiln.row_dims, copy an all-parallel producer that "
+           "several generics read once for each, so each fuses its own (the GPU "
+           "pipeline's: recomputing costs less than a scratch round trip)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

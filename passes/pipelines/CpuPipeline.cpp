@@ -134,7 +134,8 @@ void buildKernelBufferizationPipeline(OpPassManager &pm,
   // generic with a permuted map to merge with its producers and consumers.
   pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
   pm.addNestedPass<func::FuncOp>(
-      createKilnFuseGenericsPass({.broadcasts = options.fuseThroughBroadcasts}));
+      createKilnFuseGenericsPass({.broadcasts = options.fuseThroughBroadcasts,
+                                  .recompute = options.recomputeInRowKernels}));
   // Row fusions (softmax, layer_norm) become a loop over tiles of rows with their
   // reductions inside; after bufferization the scf.forall is an scf.parallel like
   // every other kernel loop.

@@ -422,7 +422,10 @@ void buildGpuKernelPipeline(OpPassManager &pm, const GpuPipelineOptions &options
   const std::string cudaHome = findCudaHome(options.cudaHome);
   pm.addPass(std::make_unique<SplitGpuKernels>());
   OpPassManager &kernels = pm.nest<ModuleOp>();
-  buildKernelBufferizationPipeline(kernels, {.tileRows = false, .collapseDims = false, .fuseThroughBroadcasts = true});
+  buildKernelBufferizationPipeline(kernels, {.tileRows = false,
+                                                .collapseDims = false,
+                                                .fuseThroughBroadcasts = true,
+                                                .recomputeInRowKernels = true});
   kernels.addNestedPass<func::FuncOp>(createKilnGpuRowKernelsPass({.blockSize = options.blockSize}));
   kernels.addNestedPass<func::FuncOp>(
       createKilnGpuBlockReductionsPass({.blockSize = options.blockSize}));

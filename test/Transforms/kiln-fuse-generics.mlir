@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-fuse-generics | FileCheck %s
 // RUN: kiln-opt %s --kiln-fuse-generics=broadcasts=true | FileCheck %s --check-prefix=GPU
+// RUN: kiln-opt %s --kiln-fuse-generics=recompute=true --split-input-file | FileCheck %s --check-prefix=RECOMPUTE
 
 // kiln-fuse-generics: upstream's elementwise fusion, except into a generic that reads
 // the producer through a broadcast. BatchNorm's per-channel rsqrt stays a loop over the
@@ -140,4 +141,78 @@ func.func @overlapping_reads(%x: tensor<8xf32>, %acc: tensor<f32>) -> tensor<f32
     linalg.yield %q : f32
   } -> tensor<f32>
   return %s : tensor<f32>
+}
+
+// -----
+
+// With recompute, in a row kernel (kiln.row_dims), exp(x), read by the row sum and by
+// the scaling, is copied so each fuses its own: no generic computes exp alone. Without
+// it, exp keeps its own generic (two readers). A function without kiln.row_dims is left
+// as it was either way.
+
+// CHECK-LABEL:     func.func @exp_read_twice
+// CHECK:             math.exp
+// CHECK-NEXT:        linalg.yield
+// RECOMPUTE-LABEL: func.func @exp_read_twice
+// RECOMPUTE-COUNT-2: linalg.generic
+// RECOMPUTE-NOT:     linalg.generic
+// RECOMPUTE:       func.func @not_a_row_kernel
+// RECOMPUTE:         math.exp
+// RECOMPUTE-NEXT:    linalg.yield
+func.func @exp_read_twice(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {kiln.row_dims = 1 : i64} {
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %e = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %s0 = tensor.empty() : tensor<4xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%s0 : tensor<4xf32>) -> tensor<4xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%e : tensor<4x8xf32>) outs(%sf : tensor<4xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %v = arith.addf %acc, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  %r0 = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%e, %s : tensor<4x8xf32>, tensor<4xf32>) outs(%r0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %t: f32, %o: f32):
+    %v = arith.divf %in, %t : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+func.func @not_a_row_kernel(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %e = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = math.exp %in : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %a0 = tensor.empty() : tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%e : tensor<4x8xf32>) outs(%a0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = arith.negf %in : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %b0 = tensor.empty() : tensor<4x8xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%e : tensor<4x8xf32>) outs(%b0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %v = arith.mulf %in, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
