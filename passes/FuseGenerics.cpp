@@ -1,6 +1,7 @@
 // kiln-fuse-generics: linalg's elementwise fusion, except where it would recompute a
 // producer for every element of a broadcast, and also into a generic that reads a
 // producer through several operands, each element once.
+#include "dialect/KilnDialect.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -167,7 +168,7 @@ struct FuseIntoEveryUse : OpRewritePattern<linalg::GenericOp> {
 // not results of producers copied this round, so a chain is copied once, not once per
 // path through it.
 bool copyProducers(func::FuncOp func) {
-  if (!func->hasAttr("kiln.row_dims"))
+  if (!func->hasAttr(KilnDialect::getRowDimsAttrName()))
     return false;
   SmallVector<linalg::GenericOp> producers;
   func.walk([&](linalg::GenericOp op) {

@@ -1,5 +1,6 @@
 // kiln-gpu-row-kernels: a row fusion kernel as one launch, a thread block per row running
 // the kernel's ops in order (see Passes.td).
+#include "dialect/KilnDialect.h"
 #include "passes/GpuBlockCode.h"
 #include "passes/Passes.h"
 
@@ -106,7 +107,7 @@ struct GpuRowKernels : impl::KilnGpuRowKernelsPassBase<GpuRowKernels> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    auto rowDims = func->getAttrOfType<IntegerAttr>("kiln.row_dims");
+    auto rowDims = func->getAttrOfType<IntegerAttr>(KilnDialect::getRowDimsAttrName());
     if (!rowDims || rowDims.getInt() < 1 || !func.getBody().hasOneBlock())
       return;
     Block &block = func.getBody().front();
