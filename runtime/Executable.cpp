@@ -30,6 +30,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "passes/Passes.h"
 #include "runtime/CompileStages.h"
+#include "runtime/CompileThreads.h"
 #include "runtime/HostPlan.h"
 #include "runtime/JitEngine.h"
 #include "runtime/cache/ProgramKey.h"
@@ -242,18 +243,31 @@ bool Executable::adopt(std::string_view planned, mlir::ArrayAttr traced,
 
 std::string Executable::takeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels,
                                     const DiskCache& cache) {
-  std::string declined;
-  mlir::Builder builder(planned.getContext());
+  // Asked on this thread (they read the host schedule); the generator's compiles, which
+  // only read their kernels, on all cores (kernelCompileThreads), applied in order after.
+  struct Job {
+    mlir::func::FuncOp func;
+    bool inPlace = false;
+    std::shared_ptr<const ExternalKernel> compiled;
+    std::string why;
+  };
+  std::vector<Job> jobs;
   for (auto func : planned.getOps<mlir::func::FuncOp>()) {
     auto kind = func->getAttrOfType<mlir::StringAttr>(KilnDialect::getKernelAttrName());
-    if (!kind || kind.getValue() != "fusion") continue;
-    std::string why;
-    if (std::shared_ptr<const ExternalKernel> kernel = kernels.compile(func, writesInPlace(planned, func), cache, why)) {
-      externalKernels_[func.getSymName().str()] = std::move(kernel);
-      func->setAttr(KilnDialect::getKernelAttrName(), builder.getStringAttr("external"));
+    if (kind && kind.getValue() == "fusion") jobs.push_back({func, writesInPlace(planned, func)});
+  }
+  forEachOnThreads(jobs.size(), kernelCompileThreads(), [&](size_t i) {
+    jobs[i].compiled = kernels.compile(jobs[i].func, jobs[i].inPlace, cache, jobs[i].why);
+  });
+  std::string declined;
+  mlir::Builder builder(planned.getContext());
+  for (Job& job : jobs) {
+    if (job.compiled) {
+      externalKernels_[job.func.getSymName().str()] = std::move(job.compiled);
+      job.func->setAttr(KilnDialect::getKernelAttrName(), builder.getStringAttr("external"));
     } else {
-      declined += "kiln:   " + std::string(kernels.name()) + " declined @" +
-                  func.getSymName().str() + " (MLIR compiles it): " + why + "\n";
+      declined += "kiln:   " + std::string(kernels.name()) + " declined @" + job.func.getSymName().str() +
+                  " (MLIR compiles it): " + job.why + "\n";
     }
   }
   return declined;
@@ -261,18 +275,24 @@ std::string Executable::takeKernels(mlir::ModuleOp planned, const KernelCodegen&
 
 void Executable::retakeKernels(mlir::ModuleOp planned, const KernelCodegen& kernels,
                                const DiskCache& cache, std::string_view op, const SourceLoc& loc) {
+  std::vector<mlir::func::FuncOp> funcs;
   for (auto func : planned.getOps<mlir::func::FuncOp>()) {
     auto kind = func->getAttrOfType<mlir::StringAttr>(KilnDialect::getKernelAttrName());
-    if (!kind || kind.getValue() != "external") continue;
-    std::string why;
-    std::shared_ptr<const ExternalKernel> kernel =
-        kernels.compile(func, writesInPlace(planned, func), cache, why);
-    if (!kernel)
-      throw CompileError::make(loc, op, "the disk cache's plan of @", name_, " has kernel @",
-                               func.getSymName().str(), " for ", kernels.name(),
-                               ", which now declines it: ", why);
-    externalKernels_[func.getSymName().str()] = std::move(kernel);
+    if (kind && kind.getValue() == "external") funcs.push_back(func);
   }
+  std::vector<bool> inPlace;
+  for (mlir::func::FuncOp func : funcs) inPlace.push_back(writesInPlace(planned, func));
+  std::vector<std::shared_ptr<const ExternalKernel>> compiled(funcs.size());
+  forEachOnThreads(funcs.size(), kernelCompileThreads(), [&](size_t i) {
+    std::string why;
+    compiled[i] = kernels.compile(funcs[i], inPlace[i], cache, why);
+    if (!compiled[i])
+      throw CompileError::make(loc, op, "the disk cache's plan of @", name_, " has kernel @",
+                               funcs[i].getSymName().str(), " for ", kernels.name(),
+                               ", which now declines it: ", why);
+  });
+  for (size_t i = 0; i < funcs.size(); ++i)
+    externalKernels_[funcs[i].getSymName().str()] = std::move(compiled[i]);
 }
 
 void Executable::logKernels(const KernelCodegen* kernels) const {

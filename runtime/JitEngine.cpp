@@ -5,14 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -41,6 +39,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Transforms/IPO/MergeFunctions.h"
 #include "llvm/Transforms/Utils/SplitModule.h"
+#include "runtime/CompileThreads.h"
 
 namespace kiln::runtime {
 namespace {
@@ -218,30 +217,13 @@ std::vector<std::string> compileInParts(llvm::Module& ir, unsigned parts, unsign
     bitcode.push_back(std::move(bytes));
   });
   std::vector<std::string> objects(bitcode.size()), texts(bitcode.size());
-  std::vector<std::exception_ptr> errors(bitcode.size());
-  auto compile = [&](size_t i) {
-    try {
-      llvm::LLVMContext context;
-      auto part = llvm::parseBitcodeFile(
-          llvm::MemoryBufferRef(bitcode[i], "kiln-part"), context);
-      if (!part)
-        throw CompileError::make(loc, op, "reading back a split part failed: ",
-                                 message(part.takeError()));
-      objects[i] = optimizeAndEmit(**part, op, loc, optimizedIR ? &texts[i] : nullptr, optLevel);
-    } catch (...) {
-      errors[i] = std::current_exception();
-    }
-  };
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i = next++; i < bitcode.size(); i = next++) compile(i);
-  };
-  std::vector<std::thread> threads;
-  for (unsigned t = 1; t < std::min<size_t>(threadCount, bitcode.size()); ++t) threads.emplace_back(worker);
-  worker();
-  for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& error : errors)
-    if (error) std::rethrow_exception(error);
+  forEachOnThreads(bitcode.size(), threadCount, [&](size_t i) {
+    llvm::LLVMContext context;
+    auto part = llvm::parseBitcodeFile(llvm::MemoryBufferRef(bitcode[i], "kiln-part"), context);
+    if (!part)
+      throw CompileError::make(loc, op, "reading back a split part failed: ", message(part.takeError()));
+    objects[i] = optimizeAndEmit(**part, op, loc, optimizedIR ? &texts[i] : nullptr, optLevel);
+  });
   if (optimizedIR)
     for (size_t i = 0; i < texts.size(); ++i)
       *optimizedIR += "; ---- part " + std::to_string(i) + " of " +
@@ -341,7 +323,7 @@ std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
   llvm::MergeFunctionsPass::runOnModule(*ir);
   size_t bodies = 0;
   for (const llvm::Function& f : *ir) bodies += !f.isDeclaration();
-  const unsigned threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+  const unsigned threads = compileThreads(4);
   if (threads > 1 && bodies >= kSplitFunctions) {
     // A multiple of the threads, so none is left with one part more than the others.
     const unsigned parts =

@@ -35,7 +35,9 @@ class KernelCodegen {
   // set where this generator does not take it, and MLIR then lowers it as usual.
   // `inPlace`: a result may be written over an operand's buffer (a state updated in place),
   // so every result must be computed from operands not yet overwritten. `cache`: where the
-  // generator may keep compiled code across processes (it may be disabled).
+  // generator may keep compiled code across processes (it may be disabled). Called from
+  // several threads at once for the kernels of one program (Executable::takeKernels), so
+  // it only reads `kernel`, and the same kernel text arriving twice is compiled once.
   virtual std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace,
                                                         const DiskCache& cache,
                                                         std::string& why) const = 0;

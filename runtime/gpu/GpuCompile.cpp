@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <vector>
 
 #include "dialect/KilnDialect.h"
 #include "frontend/core/cuda/Driver.h"
@@ -18,6 +19,7 @@
 #include "passes/Passes.h"
 #include "mlir/Parser/Parser.h"
 #include "runtime/CompileStages.h"
+#include "runtime/CompileThreads.h"
 #include "runtime/cache/DiskCache.h"
 #include "runtime/HostPlan.h"
 #include "runtime/gpu/CudaLaunch.h"
@@ -160,16 +162,23 @@ std::shared_ptr<const Program> compile(mlir::func::FuncOp main, const CallbackTa
   ScheduledProgram::Kernels kernels;
   std::string declined;
   if (codegen) {
-    for (mlir::func::FuncOp func : fusionKernels(*module)) {
-      std::string why;
-      std::shared_ptr<const ExternalKernel> kernel = codegen->compile(func, writesInPlace(*module, func), device, why);
-      if (!kernel) {
-        declined += "kiln:   " + generatorName + " declined @" + func.getSymName().str() + ": " + why + "\n";
+    // As Executable::takeKernels: the generator's compiles on all cores, applied in order.
+    std::vector<mlir::func::FuncOp> funcs = fusionKernels(*module);
+    std::vector<bool> inPlace;
+    for (mlir::func::FuncOp func : funcs) inPlace.push_back(writesInPlace(*module, func));
+    std::vector<std::shared_ptr<const ExternalKernel>> compiled(funcs.size());
+    std::vector<std::string> why(funcs.size());
+    forEachOnThreads(funcs.size(), kernelCompileThreads(),
+                     [&](size_t i) { compiled[i] = codegen->compile(funcs[i], inPlace[i], device, why[i]); });
+    for (size_t i = 0; i < funcs.size(); ++i) {
+      const std::string kernel = funcs[i].getSymName().str();
+      if (!compiled[i]) {
+        declined += "kiln:   " + generatorName + " declined @" + kernel + ": " + why[i] + "\n";
         continue;
       }
       if (dumps.enabled())
-        dumps.write(generatorName + "-" + func.getSymName().str(), kernel->lowered(), codegen->dumpExtension());
-      kernels[func.getSymName().str()] = std::move(kernel);
+        dumps.write(generatorName + "-" + kernel, compiled[i]->lowered(), codegen->dumpExtension());
+      kernels[kernel] = std::move(compiled[i]);
     }
     clock.lap("kernels");
   } else {

@@ -40,6 +40,8 @@ class CudaKernelCodegen {
   virtual std::string_view dumpExtension() const { return ".stmt"; }
   // `kernel` (a kiln.kernel = "fusion" function) for `device`, or null with `why` set
   // (the host schedule then interprets it on the device). `inPlace` as KernelCodegen's.
+  // Called from several threads at once, as KernelCodegen's; touches no device (code is
+  // loaded at a kernel's first run).
   virtual std::shared_ptr<const ExternalKernel> compile(mlir::func::FuncOp kernel, bool inPlace, Device device,
                                                         std::string& why) const = 0;
   // As KernelCodegen's: false plans no result of a kernel of several results in place.

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -1280,27 +1281,41 @@ class HalideKernels final : public KernelCodegen {
       why = declined.why;
       return nullptr;
     }
-    std::shared_ptr<const HalideKernel> compiled;
+    // One compile per key: a thread asking for a key another thread is compiling waits
+    // for that compile (the kernels of a program compile on several threads, and a
+    // program repeats kernels: MobileNetV2's blocks).
+    std::promise<Outcome> promise;
+    std::shared_future<Outcome> outcome;
     {
       std::lock_guard lock(mutex_);
-      if (auto it = cache_.find(key); it != cache_.end()) compiled = it->second;
+      if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+      if (auto it = compiling_.find(key); it != compiling_.end()) outcome = it->second;
+      else compiling_.emplace(key, promise.get_future().share());
     }
+    if (outcome.valid()) {
+      const Outcome& done = outcome.get();
+      if (!done.kernel) why = done.why;
+      return done.kernel;
+    }
+    Outcome done;
     try {
-      if (!compiled) {
-        const std::string diskKey =
-            cache.enabled() ? DiskCache::keyOf({PipelineInfo::kFormat, compilerIdentity(), diskPart}) : "";
-        compiled = loadKernel(kernel, device, cache, diskKey);
-        if (!compiled) compiled = compileKernel(kernel, device, cache, diskKey);
-        std::lock_guard lock(mutex_);
-        cache_.emplace(key, compiled);
-      }
-      return compiled;
+      const std::string diskKey =
+          cache.enabled() ? DiskCache::keyOf({PipelineInfo::kFormat, compilerIdentity(), diskPart}) : "";
+      done.kernel = loadKernel(kernel, device, cache, diskKey);
+      if (!done.kernel) done.kernel = compileKernel(kernel, device, cache, diskKey);
     } catch (const Declined& declined) {
-      why = declined.why;
+      done.why = declined.why;
     } catch (const Halide::Error& error) {
-      why = std::string("Halide: ") + error.what();
+      done.why = std::string("Halide: ") + error.what();
+    } catch (...) {
+      // Anything else (a failed link) reaches this caller; the waiting ones see a decline.
+      done.why = "the compile failed on another thread";
+      finish(key, promise, done);
+      throw;
     }
-    return nullptr;
+    finish(key, promise, done);
+    if (!done.kernel) why = done.why;
+    return done.kernel;
   }
 
   void forget() const {
@@ -1309,9 +1324,27 @@ class HalideKernels final : public KernelCodegen {
   }
 
  private:
-  // Compiled pipelines by kernel text (and device), for the life of the process.
+  struct Outcome {
+    std::shared_ptr<const HalideKernel> kernel;  // null: declined
+    std::string why;
+  };
+
+  // Publishes a finished compile of `key`: kept when it succeeded, and handed to the
+  // threads waiting for it either way.
+  void finish(const std::string& key, std::promise<Outcome>& promise, const Outcome& done) const {
+    {
+      std::lock_guard lock(mutex_);
+      if (done.kernel) cache_.emplace(key, done.kernel);
+      compiling_.erase(key);
+    }
+    promise.set_value(done);
+  }
+
+  // Compiled pipelines by kernel text (and device), for the life of the process; the
+  // compiles in progress, by the same key.
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::shared_ptr<const HalideKernel>> cache_;
+  mutable std::map<std::string, std::shared_future<Outcome>> compiling_;
 };
 
 }  // namespace

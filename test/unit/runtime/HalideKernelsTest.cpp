@@ -26,6 +26,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "runtime/CompileThreads.h"
 #include "runtime/JitEngine.h"
 
 namespace kiln::runtime::halide {
@@ -247,6 +248,62 @@ TEST_F(HalideKernelsTest, WhatItDoesNotTranslateItDeclinesWithAReason) {
   EXPECT_TRUE(halideKernels().compile(twoShapes, /*inPlace=*/false, cache, why));
   EXPECT_FALSE(halideKernels().compile(twoShapes, /*inPlace=*/true, cache, why));
   EXPECT_EQ(why, "several results with one written over an operand (Halide takes buffers not to alias)");
+}
+
+// Executable::takeKernels and the GPU host schedule compile a program's kernels on several
+// threads at once. Two kernels asked for by 12 tasks on 6 threads: each compiled once (the
+// tasks that ask while another compiles it wait for that compile), every task gets the
+// same kernel, and both give their values; a kernel it declines is declined with its
+// reason for every task.
+TEST_F(HalideKernelsTest, KernelsAskedForFromSeveralThreadsCompileOnceEach) {
+  module = mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
+    func.func private @scale(%a: tensor<40x33xf32>) -> tensor<40x33xf32> attributes {kiln.kernel = "fusion"} {
+      %c = kiln.constant dense<0.3125> : tensor<40x33xf32>
+      %m = kiln.mul %a, %c : tensor<40x33xf32>
+      return %m : tensor<40x33xf32>
+    }
+    func.func private @expneg(%a: tensor<40x33xf32>) -> tensor<40x33xf32> attributes {kiln.kernel = "fusion"} {
+      %n = kiln.neg %a : tensor<40x33xf32>
+      %e = kiln.exp %n : tensor<40x33xf32>
+      return %e : tensor<40x33xf32>
+    }
+    func.func private @gelu64(%a: tensor<4xf64>) -> tensor<4xf64> attributes {kiln.kernel = "fusion"} {
+      %g = kiln.gelu %a : tensor<4xf64>
+      return %g : tensor<4xf64>
+    })mlir", &context);
+  ASSERT_TRUE(module);
+  std::vector<mlir::func::FuncOp> kernels(module->getOps<mlir::func::FuncOp>().begin(),
+                                          module->getOps<mlir::func::FuncOp>().end());
+  ASSERT_EQ(kernels.size(), 3u);
+  DiskCache off("");
+  const HalideCounts before = halideCounts();
+  constexpr size_t kTasks = 12;
+  std::vector<std::shared_ptr<const ExternalKernel>> compiled(kTasks);
+  std::vector<std::string> why(kTasks);
+  forEachOnThreads(kTasks, 6, [&](size_t i) {
+    compiled[i] = halideKernels().compile(kernels[i % 3], false, off, why[i]);
+  });
+  EXPECT_EQ(halideCounts().compiled, before.compiled + 2);
+  for (size_t i = 0; i < kTasks; ++i) {
+    if (i % 3 == 2) {
+      EXPECT_FALSE(compiled[i]) << "task " << i;
+      EXPECT_EQ(why[i], "kiln.gelu on other than f32 math") << "task " << i;
+      continue;
+    }
+    ASSERT_TRUE(compiled[i]) << "task " << i << ": " << why[i];
+    EXPECT_EQ(compiled[i], compiled[i % 3]) << "task " << i;
+  }
+  std::vector<float> a(40 * 33), scaled(a.size()), expneg(a.size());
+  for (size_t k = 0; k < a.size(); ++k) a[k] = float(int(k % 37) - 18) / 8.0f;
+  void* operands[] = {a.data()};
+  void* scaledOut[] = {scaled.data()};
+  void* expnegOut[] = {expneg.data()};
+  compiled[0]->run(operands, scaledOut);
+  compiled[1]->run(operands, expnegOut);
+  for (size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(scaled[k], a[k] * 0.3125f) << k;
+    EXPECT_NEAR(expneg[k], std::exp(-a[k]), 2e-7 * std::exp(-a[k])) << k;
+  }
 }
 
 // KILN_HALIDE_SCHEDULE puts one of Halide's autoschedulers in place of the hand schedule
