@@ -254,7 +254,7 @@ std::string Executable::takeKernels(mlir::ModuleOp planned, const KernelCodegen&
   std::vector<Job> jobs;
   for (auto func : planned.getOps<mlir::func::FuncOp>()) {
     auto kind = func->getAttrOfType<mlir::StringAttr>(KilnDialect::getKernelAttrName());
-    if (kind && kind.getValue() == "fusion") jobs.push_back({func, writesInPlace(planned, func)});
+    if (kind && kind.getValue() == "fusion") jobs.push_back({func, writesInPlace(planned, func), nullptr, {}});
   }
   forEachOnThreads(jobs.size(), kernelCompileThreads(), [&](size_t i) {
     jobs[i].compiled = kernels.compile(jobs[i].func, jobs[i].inPlace, cache, jobs[i].why);

@@ -1,14 +1,8 @@
 // kiln-cpu-pipeline: a traced program to one LLVM module for the host CPU (ARCHITECTURE.md §6).
 #include "passes/Passes.h"
+#include "passes/pipelines/KernelsToLLVM.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
-#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
-#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
-#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
-#include "mlir/Conversion/MathToFuncs/MathToFuncs.h"
-#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
-#include "mlir/Conversion/MathToLibm/MathToLibm.h"
-#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
@@ -176,17 +170,10 @@ static void buildKernelLoweringPipeline(OpPassManager &pm, bool barePointers) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   // The offsets of tiles (kiln-tile-rows' subviews) come out as affine.apply.
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   // Integer powers become loops (math-to-funcs), what kiln-approximate-math
-  // left (powf, f64) libm calls, the rest LLVM intrinsics.
-  pm.addPass(createConvertMathToFuncs());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  ConvertFuncToLLVMPassOptions funcToLLVM;
-  funcToLLVM.useBarePtrCallConv = barePointers;
-  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
-  pm.addPass(createConvertControlFlowToLLVMPass());
+  // left (powf, f64) libm calls, the rest LLVM intrinsics; memref, arith, func and cf
+  // to LLVM in the same conversion (KernelsToLLVM.cpp).
+  pm.addPass(createKernelsToLLVMPass(barePointers));
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
@@ -231,6 +218,7 @@ void registerCpuPipelineDependencies(DialectRegistry &registry) {
 }
 
 void registerCpuPipeline() {
+  registerKernelsToLLVMPass();
   PassPipelineRegistration<>(
       "kiln-cpu-pipeline",
       "a traced program to one LLVM dialect module for the host CPU: simplify, "
