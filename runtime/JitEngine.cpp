@@ -15,6 +15,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -297,6 +300,28 @@ void keepKernelsApart(llvm::Module& ir) {
       f.addFnAttr(llvm::Attribute::NoInline);
 }
 
+// Whether the host has AVX-512 (LLVM's "+avx512f" among its features).
+bool hostHasAvx512() {
+  llvm::SmallVector<llvm::StringRef> features;
+  llvm::StringRef(HostTarget::get().features).split(features, ',');
+  return llvm::is_contained(features, "+avx512f");
+}
+
+// On an AVX-512 host, vectors of 512 bits. LLVM's tuning for Intel's AVX-512 server cores
+// (skylake-avx512 to emeraldrapids) prefers 256-bit vectors, as their first generations
+// slowed their clocks for 512-bit ones; its Zen 4/5 tuning does not. The eager kernels'
+// AVX-512 clones (KILN_VECTOR_CLONES, GCC's x86-64-v4) use 512 bits, so on an Emerald
+// Rapids guest the compiled softmax ran at 0.64-0.80x eager's speed: with 512-bit vectors
+// the compiled gelu chain 1M took 0.71-0.73x the time, the mixed chain 0.77x and softmax
+// 0.78x (docs/BENCHMARKS.md, 2026-11-29). Values do not change: the same IEEE operations
+// on wider vectors (the kernels' sums are fixed-order lane trees, not LLVM reassociation).
+void preferFullWidthVectors(llvm::Module& ir) {
+  static const bool avx512 = hostHasAvx512();
+  if (!avx512) return;
+  for (llvm::Function& f : ir)
+    if (!f.isDeclaration()) f.addFnAttr("prefer-vector-width", "512");
+}
+
 }  // namespace
 
 std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
@@ -316,6 +341,7 @@ std::string JitEngine::compileObject(mlir::ModuleOp module, std::string_view op,
                              "(it must hold LLVM dialect ops only)");
   markOptnone(*ir, quick);
   keepKernelsApart(*ir);
+  preferFullWidthVectors(*ir);
   // Kernels that kiln-outline-kernels kept apart can still lower to the same LLVM IR
   // (they differ in something lowering drops); each then becomes a call of the first, so
   // it is optimized and code-generated once. MobileNetV2's step: LLVM 0.95-0.98 of the

@@ -320,6 +320,23 @@ TEST_F(JitEngineTest, VeryLargeModulesCompileInFourPartsAThreadFromAQueue) {
   }
 }
 
+// On a host with AVX-512 every function asks LLVM for 512-bit vectors (its Intel server
+// tuning would pick 256), as the eager kernels' AVX-512 clones use; elsewhere nothing is
+// asked. The values are the same either way (the program runs).
+TEST_F(JitEngineTest, FunctionsPreferFullWidthVectorsOnAnAvx512Host) {
+  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(kProgram, &context);
+  ASSERT_TRUE(module);
+  std::string ir;
+  std::string object = JitEngine::compileObject(*module, "test", SourceLoc::current(), &ir, 3);
+  const std::string& features = HostTarget::get().features;
+  const bool avx512 = ("," + features + ",").find(",+avx512f,") != std::string::npos;
+  EXPECT_EQ(ir.find("\"prefer-vector-width\"=\"512\"") != std::string::npos, avx512) << features << "\n" << ir;
+  auto engine = JitEngine::link(object, symbols, "test", SourceLoc::current());
+  float values[3] = {1, 2, 3};
+  reinterpret_cast<void (*)(float*, int64_t, float)>(engine->lookup("scale"))(values, 3, 2.0f);
+  EXPECT_EQ(values[2], 6.25f);
+}
+
 // Two kernels with the same body (as lowering can make of fusions kiln-outline-kernels kept
 // apart) are optimized and code-generated once: the second calls the first. Both run.
 TEST_F(JitEngineTest, IdenticalFunctionsAreCompiledOnce) {
