@@ -1159,6 +1159,11 @@ Lowered lower(mlir::func::FuncOp kernel, Device device, bool noRuntime) {
     loadAutoscheduler(choice);
     setEstimates(translator.inputs(), kernel, translator.outputs(), translator.outputShapes());
     const Halide::MachineParams machine(std::max(1, kiln::get_num_threads()), 32u << 20, 40);
+    // One autoscheduler run at a time: a program's kernels compile on several threads
+    // (Executable::takeKernels), and Halide promises thread safety for its compiler, not
+    // for its autoscheduler plugins (a measurement knob: KILN_HALIDE_SCHEDULE).
+    static std::mutex autoscheduling;
+    std::lock_guard lock(autoscheduling);
     pipeline.auto_schedule(choice, cpuTarget(), machine);
   }
   const Halide::Target& target = cuda ? cudaTarget() : cpuTarget();
