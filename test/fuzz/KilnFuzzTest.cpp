@@ -703,10 +703,12 @@ TEST(KilnFuzzIsolate, ReportsPassFailCrashTimeoutAndHang) {
   EXPECT_EQ(sanitized.text, "exited with status 1");
   // The limit is CPU time: a child that spins past it is ended; one that waits longer than
   // it in wall time (as a loaded machine makes any child do) is not, up to ten times it.
+  // The spinning child's wall limit is 600 s, not 10, so that a loaded machine, which may
+  // take longer than 10 s to give it 1 s of CPU, cannot end it first.
   ChildOutcome spun = runInChild([] {
     for (uint64_t i = 0;; ++i) asm volatile("" : "+r"(i));  // a loop the compiler keeps
     return std::string();
-  }, 1);
+  }, 1, 600);
   EXPECT_EQ(spun.kind, ChildOutcome::Crashed);
   EXPECT_EQ(spun.text, "timed out: more than 1 s of CPU time");
   EXPECT_EQ(runInChild([] { sleep(2); return std::string(); }, 1).kind, ChildOutcome::Passed);

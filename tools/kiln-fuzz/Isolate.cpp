@@ -15,10 +15,11 @@ namespace kiln::fuzz {
 namespace {
 
 // A child that blocks without using the CPU (a deadlock) is ended after this many times its
-// CPU limit in wall time: far enough that no load on the machine reaches it.
+// CPU limit in wall time by default: far enough that no load on the machine reaches it.
 constexpr unsigned kWallFactor = 10;
 
-[[noreturn]] void runChild(const std::function<std::string()>& work, std::FILE* report, unsigned timeout) {
+[[noreturn]] void runChild(const std::function<std::string()>& work, std::FILE* report,
+                           unsigned timeout, unsigned wall) {
   // The limit is the child's CPU time, not wall time, so that a program's verdict does not
   // depend on how loaded the machine is (a CI run of many tests at once): SIGXCPU's default
   // action ends the child at the soft limit (SIGKILL would at the hard one, were SIGXCPU
@@ -26,7 +27,7 @@ constexpr unsigned kWallFactor = 10;
   if (timeout > 0) {
     const rlimit cpu{rlim_t(timeout), rlim_t(timeout) + 10};
     setrlimit(RLIMIT_CPU, &cpu);
-    alarm(timeout * kWallFactor);  // SIGALRM's default action ends the child
+    alarm(wall);  // SIGALRM's default action ends the child
   }
   int code = 0;
   std::string text;
@@ -55,16 +56,18 @@ std::string readAll(std::FILE* f) {
 
 }  // namespace
 
-Child Child::start(const std::function<std::string()>& work, unsigned timeoutSeconds) {
+Child Child::start(const std::function<std::string()>& work, unsigned timeoutSeconds,
+                   unsigned wallSeconds) {
   Child c;
   c.report_ = std::tmpfile();
   c.timeout_ = timeoutSeconds;
+  c.wall_ = wallSeconds > 0 ? wallSeconds : timeoutSeconds * kWallFactor;
   if (!c.report_) throw std::runtime_error("kiln-fuzz: tmpfile failed");
   std::fflush(stdout);
   std::fflush(stderr);
   c.pid_ = fork();
   if (c.pid_ < 0) throw std::runtime_error(std::string("kiln-fuzz: fork failed: ") + std::strerror(errno));
-  if (c.pid_ == 0) runChild(work, c.report_, timeoutSeconds);
+  if (c.pid_ == 0) runChild(work, c.report_, c.timeout_, c.wall_);
   return c;
 }
 
@@ -85,7 +88,7 @@ ChildOutcome Child::finish(int status) {
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU)
     o.text = "timed out: more than " + std::to_string(timeout_) + " s of CPU time";
   else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-    o.text = "hung: no result after " + std::to_string(timeout_ * kWallFactor) + " s of wall time";
+    o.text = "hung: no result after " + std::to_string(wall_) + " s of wall time";
   else if (WIFSIGNALED(status))
     o.text = std::string("killed by signal ") + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
   else
@@ -93,8 +96,9 @@ ChildOutcome Child::finish(int status) {
   return o;
 }
 
-ChildOutcome runInChild(const std::function<std::string()>& work, unsigned timeoutSeconds) {
-  Child c = Child::start(work, timeoutSeconds);
+ChildOutcome runInChild(const std::function<std::string()>& work, unsigned timeoutSeconds,
+                        unsigned wallSeconds) {
+  Child c = Child::start(work, timeoutSeconds, wallSeconds);
   int status = 0;
   while (waitpid(c.pid(), &status, 0) < 0 && errno == EINTR) {}
   return c.finish(status);

@@ -25,9 +25,11 @@ class Child {
  public:
   // `work` returns "" (or a note after kPassNote) when it passed, else its report. A
   // child that uses more than `timeoutSeconds` of CPU time (all its threads together:
-  // not wall time, which depends on the machine's load), or has no result after ten
-  // times that in wall time (blocked), is killed and counts as crashed.
-  static Child start(const std::function<std::string()>& work, unsigned timeoutSeconds);
+  // not wall time, which depends on the machine's load), or has no result after
+  // `wallSeconds` of wall time (blocked; 0: ten times `timeoutSeconds`), is killed and
+  // counts as crashed. With `timeoutSeconds` 0 there is neither limit.
+  static Child start(const std::function<std::string()>& work, unsigned timeoutSeconds,
+                     unsigned wallSeconds = 0);
   pid_t pid() const { return pid_; }
   // The outcome, given the status waitpid returned for this child.
   ChildOutcome finish(int status);
@@ -36,9 +38,11 @@ class Child {
   pid_t pid_ = -1;
   std::FILE* report_ = nullptr;
   unsigned timeout_ = 0;
+  unsigned wall_ = 0;
 };
 
-// Starts `work` in a child and waits for it.
-ChildOutcome runInChild(const std::function<std::string()>& work, unsigned timeoutSeconds);
+// Starts `work` in a child and waits for it; the limits are Child::start's.
+ChildOutcome runInChild(const std::function<std::string()>& work, unsigned timeoutSeconds,
+                        unsigned wallSeconds = 0);
 
 }  // namespace kiln::fuzz

@@ -7,7 +7,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
+#include <condition_variable>
+#include <latch>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -75,16 +76,21 @@ TEST(ThreadPoolTest, SingleThreadPoolRunsInline) {
   EXPECT_EQ(calls, 1);
 }
 
+// Each chunk waits until two distinct threads have entered one: a thread waiting there
+// claims no other chunk, so the call returns only when another thread took a chunk. A pool
+// that ran every chunk on one thread never returns (bazel's timeout fails the test).
 TEST(ThreadPoolTest, WorkersShareTheWork) {
   ThreadPool pool(4);
   std::mutex mutex;
+  std::condition_variable entered;
   std::set<std::thread::id> threads;
   pool.parallelFor(0, 4, 1, [&](int64_t, int64_t) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    std::lock_guard lock(mutex);
+    std::unique_lock lock(mutex);
     threads.insert(std::this_thread::get_id());
+    entered.notify_all();
+    entered.wait(lock, [&] { return threads.size() >= 2; });
   });
-  EXPECT_GT(threads.size(), 1u);
+  EXPECT_GE(threads.size(), 2u);
 }
 
 TEST(ThreadPoolTest, NestedCallsRunInlineWithoutDeadlock) {
@@ -103,30 +109,36 @@ TEST(ThreadPoolTest, NestedCallsRunInlineWithoutDeadlock) {
 }
 
 // The chunks run on an OpenMP team, the caller being its thread 0: oneDNN's primitives use
-// the same workers instead of competing with a second pool for the cores.
+// the same workers instead of competing with a second pool for the cores. Each chunk waits
+// until all three are running, so three threads, the caller one of them, hold one each (a
+// team of 3 for 3 chunks). A team of another size skips the wait and fails the size check
+// instead of deadlocking; one that gave a thread two chunks would never return.
 TEST(ThreadPoolTest, ChunksRunOnAnOpenMPTeamLedByTheCaller) {
   ThreadPool pool(3);
   std::mutex mutex;
+  std::latch allIn(3);
   std::set<int> teamThreads;
-  std::set<std::thread::id> callerChunks;
+  std::vector<std::thread::id> callerChunks;
   const std::thread::id caller = std::this_thread::get_id();
   pool.parallelFor(0, 3, 1, [&](int64_t, int64_t) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (omp_get_num_threads() == 3) allIn.arrive_and_wait();
     std::lock_guard lock(mutex);
     EXPECT_TRUE(omp_in_parallel());
     EXPECT_EQ(omp_get_num_threads(), 3);
     teamThreads.insert(omp_get_thread_num());
-    if (std::this_thread::get_id() == caller) callerChunks.insert(caller);
-    if (omp_get_thread_num() == 0) EXPECT_EQ(std::this_thread::get_id(), caller);
+    if (std::this_thread::get_id() == caller) callerChunks.push_back(caller);
+    if (omp_get_thread_num() == 0) {
+      EXPECT_EQ(std::this_thread::get_id(), caller);
+    }
   });
   EXPECT_FALSE(omp_in_parallel());
-  EXPECT_GT(teamThreads.size(), 1u);
+  EXPECT_EQ(teamThreads.size(), 3u);
   EXPECT_EQ(callerChunks.size(), 1u);
 }
 
 // libgomp's workers are gone in a forked child, and a team started there would wait for
 // them forever: the child's parallelFor runs on its calling thread. The child gives up
-// after 20 s (SIGALRM), which fails the test instead of hanging it.
+// after 60 s (SIGALRM), which fails the test instead of hanging it.
 TEST(ThreadPoolTest, AForkedChildStillRunsParallelFor) {
   ThreadPool pool(2);
   std::atomic<int64_t> parent{0};
@@ -135,7 +147,7 @@ TEST(ThreadPoolTest, AForkedChildStillRunsParallelFor) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    alarm(20);
+    alarm(60);
     std::atomic<int64_t> child{0};
     pool.parallelFor(0, 1000, 10, [&](int64_t b, int64_t e) { child += e - b; });
     _exit(child.load() == 1000 ? 0 : 1);

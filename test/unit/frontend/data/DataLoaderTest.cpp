@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <iterator>
 #include <mutex>
 #include <numeric>
@@ -20,11 +19,10 @@
 namespace kiln::data {
 namespace {
 
-using namespace std::chrono_literals;
 using testing::at;
 
 // Example i: data [1, 1, 3] = {i, i + 0.25, i + 0.5} (an image a flip can mirror), target
-// the 0-d int64 i. `hook` runs first on every get() (to throw, sleep or record).
+// the 0-d int64 i. `hook` runs first on every get() (to throw or record).
 class IndexDataset : public Dataset {
  public:
   explicit IndexDataset(size_t n, std::function<void(size_t)> hook = {})
@@ -209,18 +207,33 @@ TEST(DataLoaderTest, WorkersRunOffTheLoopsThread) {
   EXPECT_LE(threads.size(), 2u);
 }
 
+// Batch size 1 without shuffling: batch b is dataset index b. The hook records every index
+// fetched beyond the window the loop's position allows; the loop waits (however long that
+// takes) for the window to fill. A loader that made fewer batches never gets past a wait
+// (bazel's timeout fails the test); one that made more fetched an index past the window.
 TEST(DataLoaderTest, PrefetchIsBounded) {
   std::atomic<int> gets = 0;
-  DataLoader loader(IndexDataset(100, [&](size_t) { ++gets; }),
-                    DataLoaderOptions(1).workers(2).prefetch(1));
-  auto it = loader.begin();  // batch 0 taken: batches 1 and 2 may be made, no more
-  for (int wait = 0; wait < 200 && gets < 3; ++wait) std::this_thread::sleep_for(5ms);
-  std::this_thread::sleep_for(20ms);
-  EXPECT_EQ(gets, 3);
-  ++it;
-  for (int wait = 0; wait < 200 && gets < 4; ++wait) std::this_thread::sleep_for(5ms);
-  std::this_thread::sleep_for(20ms);
+  std::atomic<size_t> allowed = 3;  // indices below this may be fetched
+  std::mutex mutex;
+  std::vector<size_t> beyond;  // indices fetched outside the window
+  {
+    DataLoader loader(IndexDataset(100,
+                                   [&](size_t i) {
+                                     if (i >= allowed) {
+                                       std::lock_guard lock(mutex);
+                                       beyond.push_back(i);
+                                     }
+                                     ++gets;
+                                   }),
+                      DataLoaderOptions(1).workers(2).prefetch(1));
+    auto it = loader.begin();  // batch 0 taken: batches 1 and 2 may be made, no more
+    while (gets < 3) std::this_thread::yield();
+    allowed = 4;
+    ++it;  // batch 1 taken: batch 3 may be made
+    while (gets < 4) std::this_thread::yield();
+  }  // the loader joins its workers
   EXPECT_EQ(gets, 4);
+  EXPECT_EQ(beyond, std::vector<size_t>{});
 }
 
 TEST(DataLoaderTest, ExceptionsReachTheLoopAtTheirBatch) {
@@ -259,30 +272,34 @@ TEST(DataLoaderTest, KilnErrorsKeepTheirKind) {
   }
 }
 
+// Counted in dataset get() calls, not time: 4 workers with the default prefetch of 2 make at
+// most 8 batches (80 examples) beyond the one the loop waits for, while a loader that
+// finished an abandoned epoch before stopping would fetch all 10000 examples.
 TEST(DataLoaderTest, BreakingOutAndDestroyingStopsWorkersPromptly) {
-  using Clock = std::chrono::steady_clock;
-  auto slow = [](size_t) { std::this_thread::sleep_for(2ms); };
+  constexpr int kWindow = 4 * 2;  // workers * prefetch batches
+  std::atomic<int> gets = 0;
+  auto count = [&](size_t) { ++gets; };
   {
-    // A whole epoch would take 10000 * 2 ms / 4 = 5 s.
-    DataLoader loader(IndexDataset(10000, slow), DataLoaderOptions(10).workers(4));
+    DataLoader loader(IndexDataset(10000, count), DataLoaderOptions(10).workers(4));
     int batches = 0;
     for (auto& batch : loader) {
       (void)batch;
       if (++batches == 2) break;
     }
-    const auto start = Clock::now();
     loader.begin();  // abandons the running epoch, starts the next
     EXPECT_EQ(loader.epoch(), 2u);
-    const auto stop = Clock::now();
-    EXPECT_LT(stop - start, 1s);
+    // Epoch 1: two batches taken when abandoned, so batches 0 to 1 + kWindow at most;
+    // epoch 2: batch 0 taken inside begin(), so batches 0 to kWindow at most.
+    EXPECT_LE(gets, 10 * ((2 + kWindow) + (1 + kWindow)));
   }
-  const auto start = Clock::now();
+  EXPECT_LE(gets, 10 * ((2 + kWindow) + (1 + kWindow))) << "destroying the loader";
+  gets = 0;
   {
-    DataLoader loader(IndexDataset(10000, slow), DataLoaderOptions(10).workers(4));
-    loader.begin();
-    std::this_thread::sleep_for(50ms);  // workers fill their window and wait
-  }
-  EXPECT_LT(Clock::now() - start, 1s);
+    DataLoader loader(IndexDataset(10000, count), DataLoaderOptions(10).workers(4));
+    loader.begin();  // batch 0 taken: batch 1 awaited, batches up to kWindow may be made
+    while (gets < 10 * (1 + kWindow)) std::this_thread::yield();  // the window fills
+  }  // destroyed while the workers wait for the loop
+  EXPECT_EQ(gets, 10 * (1 + kWindow));
 }
 
 TEST(DataLoaderTest, TakesDatasetsByValueOrSharedPointer) {

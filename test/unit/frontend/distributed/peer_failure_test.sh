@@ -15,10 +15,15 @@ fi
 export TMPDIR=/tmp KILN_DIST_TIMEOUT=2
 for np in "$@"; do
   echo "=== mpirun -np $np $(basename "$binary")"
+  # Where the ranks meet before the calls every rank takes part in (PeerFailureMain.cpp's
+  # meet(), which has no deadline: the `timeout` below bounds it).
+  KILN_PEER_FAILURE_MEET_DIR="$(mktemp -d)" || { echo "FAIL: mktemp -d"; exit 1; }
+  export KILN_PEER_FAILURE_MEET_DIR
   # 60 s bounds the run if the timeout is broken (the stuck rank sleeps 60 s, then exits).
   out="$(timeout 90 mpirun -np "$np" --oversubscribe --allow-run-as-root --bind-to none \
            "$binary" "$mode" 2>&1)"
   status=$?
+  rm -rf "$KILN_PEER_FAILURE_MEET_DIR"
   echo "$out"
   [[ $status -ne 0 && $status -ne 124 ]] ||
     { echo "FAIL: expected the job to fail (not hang), exit status $status"; exit 1; }
