@@ -308,7 +308,7 @@ def KilnTileRowsPass : Pass<"kiln-tile-rows", "func::FuncOp"> {
     "::mlir::tensor::TensorDialect",
   ];
   let options = [
-    Option<"tileBytes", "tile-bytes", "int64_t", /*default=*/"131072",
+    Option<"tileBytes", "tile-bytes", "int64_t", /*default=*/"4096",
            "bytes of the result one tile aims at">,
   ];
 }
@@ -343,6 +343,29 @@ def KilnApproximateMathPass : Pass<"kiln-approximate-math", "func::FuncOp"> {
     "::mlir::math::MathDialect",
     "::mlir::vector::VectorDialect",
   ];
+}
+
+def KilnHoistScratchPass : Pass<"kiln-hoist-scratch", "func::FuncOp"> {
+  let summary = "allocate a loop body's scratch once, before the loop";
+  let description = [{
+    Runs after kiln-parallelize, when every loop left in a function runs its
+    iterations one after another: `scf.for`, `scf.while`, and the
+    `scf.parallel` loops that kiln-parallelize kept serial or left inside a
+    chunk. A `memref.alloc` of static shape in a loop's body whose buffer is
+    freed by a `memref.dealloc` in the same block (scratch that lives for one
+    iteration: a row tile's intermediates, its f64 accumulators) moves before
+    the loop, and its dealloc after it, repeated outward through nested
+    loops. The iterations then reuse one buffer instead of calling malloc and
+    free each time (a softmax tile allocated 19 buffers per tile). Each chunk
+    function is called by one thread for a range of iterations, so a buffer
+    hoisted inside a chunk is still the thread's own; hoisting never leaves
+    the function. An alloc with run-time sizes, or one freed elsewhere or
+    through a view, stays where it is.
+
+    Run it before kiln-parallelize and it would share one buffer among threads:
+    the pipeline places it after.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"];
 }
 
 def KilnPromoteAccumulatorsPass

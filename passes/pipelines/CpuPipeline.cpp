@@ -165,6 +165,8 @@ static void buildKernelLoweringPipeline(OpPassManager &pm, bool barePointers) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createKilnPromoteAccumulatorsPass());
   pm.addPass(createKilnParallelizePass());
+  // Every loop left runs serially now: a tile's scratch is allocated once per chunk.
+  pm.addNestedPass<func::FuncOp>(createKilnHoistScratchPass());
   pm.addNestedPass<func::FuncOp>(createKilnApproximateMathPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
