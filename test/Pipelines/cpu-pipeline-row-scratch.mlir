@@ -1,15 +1,23 @@
 // RUN: kiln-opt %s --kiln-cpu-pipeline | FileCheck %s
 
 // kiln-cpu-pipeline on a softmax: one row kernel tiled by rows (kiln-tile-rows, 4 KiB
-// tiles: one row of 1024 floats), whose chunk allocates each tile's scratch (the row's
-// max, its exp values, the f64 accumulators of its sum) once, before its loop over the
-// tiles, and frees it after (kiln-hoist-scratch), instead of a malloc and a free per
-// buffer and tile.
+// tiles: one row of 1024 floats). Its chunk's scratch is allocated once per call,
+// before the loop over the tiles (kiln-hoist-scratch): the row's max and the 17 f64
+// accumulators of its sum on the stack, its 4 KiB of exp values on the heap. No malloc
+// or free per buffer and tile.
 
+// CHECK-LABEL: llvm.func @main_kernel_0(
+// CHECK-NOT:     llvm.call @malloc(
+// CHECK:         llvm.call @kiln_rt_parallel_for(
+// CHECK-NOT:     llvm.call @free(
+// CHECK:         llvm.return
 // CHECK-LABEL: llvm.func @main_kernel_0_chunk_0(
+// CHECK:         llvm.alloca %{{.*}} x f64 {alignment = 64 : i64}
+// CHECK:         llvm.alloca %{{.*}} x f32 {alignment = 64 : i64}
 // CHECK:         llvm.call @malloc(
 // CHECK:         llvm.br ^bb1
 // CHECK-NOT:     llvm.call @malloc(
+// CHECK-NOT:     llvm.alloca
 // CHECK:         llvm.call @free(
 // CHECK-NOT:     llvm.call @malloc(
 // CHECK:         llvm.return
