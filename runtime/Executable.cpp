@@ -88,7 +88,7 @@ extern "C" void kiln_rt_kernel_end(void* runtime, int64_t id) {
 
 // Bumped whenever the pipeline's output for the same module changes, so old disk cache
 // entries stop matching (buildIdentity() also changes with every build of Kiln).
-constexpr std::string_view kPipelineVersion = "kiln-cpu-pipeline/10";
+constexpr std::string_view kPipelineVersion = "kiln-cpu-pipeline/11";
 
 // The build of Kiln this code belongs to (the binary or shared library holding it).
 std::string buildIdentity() {

@@ -243,7 +243,7 @@ class GenericCpuProgram final : public ShapeGenericProgram {
 
 // Bumped whenever the generic pipeline's output for the same module changes, so old disk
 // cache entries stop matching (the build's identity is part of the key as well).
-constexpr std::string_view kGenericPipelineVersion = "kiln-cpu-generic/2";
+constexpr std::string_view kGenericPipelineVersion = "kiln-cpu-generic/3";
 
 // Each fusion kernel of `planned` with which of its arguments are sizes (its entry is
 // looked up once the code is linked).
