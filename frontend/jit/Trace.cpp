@@ -610,6 +610,8 @@ void TracedCore::addModeProbe(std::string name, std::function<std::string()> pro
 }
 
 std::vector<Tensor> TracedCore::call(std::span<const Tensor> inputs, CallKey key, const Body& body) {
+  key.inputs.reserve(inputs.size());
+  key.requiresGrad.reserve(inputs.size());
   for (const Tensor& input : inputs) {
     key.inputs.push_back({input.sizes(), input.dtype(), input.device()});
     key.requiresGrad.push_back(input.requires_grad());

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -277,13 +278,16 @@ class Traced {
                   "a std::vector<Tensor>");
     detail::CallKey key;
     std::vector<Tensor> inputs;
-    std::ostringstream statics;
+    inputs.reserve(sizeof...(Args));
+    // Made only for a call with a static argument: constructing a stream (its locale)
+    // was a measurable part of a small traced call's dispatch.
+    std::optional<std::ostringstream> statics;
     auto collect = [&]<class A>(const A& arg) {
       if constexpr (detail::kIsTensor<A>) inputs.push_back(arg);
-      else detail::appendStatic(statics, arg);
+      else detail::appendStatic(statics ? *statics : statics.emplace(), arg);
     };
     (collect(args), ...);
-    key.statics = statics.str();
+    if (statics) key.statics = statics->str();
     auto body = [&](std::span<const Tensor> in) -> std::vector<Tensor> {
       return [&]<size_t... I>(std::index_sequence<I...>) -> std::vector<Tensor> {
         auto pick = [&]<size_t J, class A>(A& arg) -> decltype(auto) {
