@@ -39,7 +39,7 @@ memref::DeallocOp iterationScratch(memref::AllocOp alloc) {
 std::optional<int64_t> staticBytes(MemRefType type) {
   if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
     return std::nullopt;
-  return type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  return byteSize(type);
 }
 
 struct KilnHoistScratchPass : impl::KilnHoistScratchPassBase<KilnHoistScratchPass> {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <span>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <tuple>
